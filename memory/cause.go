@@ -1,0 +1,88 @@
+package memory
+
+import "fmt"
+
+// Cause says why a place was rejected. Its numeric value is stored in memory
+// files (one byte per run): never renumber an existing cause.
+type Cause uint8
+
+// The rejection causes. Each belongs to one tier (see Tier).
+const (
+	CauseBiome           Cause = 0  // the biome is not allowed (static)
+	CauseWorldBorder     Cause = 1  // outside the world border (static)
+	CauseVert            Cause = 2  // no safe y in the column (static)
+	CauseSafety          Cause = 3  // the ground or headroom is unsafe (static)
+	CauseSafetyExternal  Cause = 4  // a verifier (claims, callbacks) objected (dynamic)
+	CauseUniquePlacement Cause = 5  // too close to an earlier delivery (dynamic)
+	CauseTimeout         Cause = 6  // the check ran out of time (transient)
+	CauseNullChunk       Cause = 7  // the chunk could not be loaded (transient)
+	CauseUngenerated     Cause = 8  // the chunk is not generated yet (transient)
+	CausePrefilterBiome  Cause = 9  // rejected by biome before loading (static)
+	CausePrefilterRange  Cause = 10 // rejected by height range before loading (static)
+	numCauses Cause = 11
+)
+
+// NumCauses is the number of defined causes; every valid Cause is below it.
+const NumCauses = int(numCauses)
+
+var causeNames = [numCauses]string{
+	"biome", "worldBorder", "vert", "safety", "safetyExternal", "uniquePlacement",
+	"timeout", "nullChunk", "ungenerated", "prefilterBiome", "prefilterRange",
+}
+
+// String returns the cause's name as written in ttl.yml and stats.
+func (c Cause) String() string {
+	if c < numCauses {
+		return causeNames[c]
+	}
+	return fmt.Sprintf("cause(%d)", uint8(c))
+}
+
+// Valid reports whether c is a defined cause.
+func (c Cause) Valid() bool { return c < numCauses }
+
+// ParseCause returns the cause with the given name (as String returns it).
+func ParseCause(name string) (Cause, bool) {
+	for i, n := range causeNames {
+		if n == name {
+			return Cause(i), true
+		}
+	}
+	return 0, false
+}
+
+// Tier is a cause's volatility class.
+type Tier uint8
+
+const (
+	// Static runs never expire: natural terrain and geometric limits.
+	Static Tier = iota
+	// Dynamic runs expire after their TTL: claims and placement spacing.
+	Dynamic
+	// Transient causes are never stored.
+	Transient
+)
+
+func (t Tier) String() string {
+	switch t {
+	case Static:
+		return "static"
+	case Dynamic:
+		return "dynamic"
+	case Transient:
+		return "transient"
+	}
+	return fmt.Sprintf("tier(%d)", uint8(t))
+}
+
+// Tier returns the volatility tier of c. Unknown causes are transient, so
+// they are never stored.
+func (c Cause) Tier() Tier {
+	switch c {
+	case CauseBiome, CauseWorldBorder, CauseVert, CauseSafety, CausePrefilterBiome, CausePrefilterRange:
+		return Static
+	case CauseSafetyExternal, CauseUniquePlacement:
+		return Dynamic
+	}
+	return Transient
+}
