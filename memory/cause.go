@@ -19,7 +19,7 @@ const (
 	CauseUngenerated     Cause = 8  // the chunk is not generated yet (transient)
 	CausePrefilterBiome  Cause = 9  // rejected by biome before loading (static)
 	CausePrefilterRange  Cause = 10 // rejected by height range before loading (static)
-	numCauses Cause = 11
+	numCauses            Cause = 11
 )
 
 // NumCauses is the number of defined causes; every valid Cause is below it.
