@@ -296,19 +296,29 @@ const maxFileSize = 1 << 30
 // path.corrupt-<unix seconds>) and returns an empty, usable table together
 // with a *CorruptError that says where it went. Any other error (the file
 // cannot be read or moved) returns a nil table.
+//
+// When Options.World is empty the table takes the file's world name; when
+// both are set and differ, Open fails with ErrWorldMismatch and leaves the
+// file alone.
 func Open(path string, opts Options) (*Table, error) {
-	t, err := New(opts)
-	if err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	data, err := readFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return t, nil
+		return New(opts)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
 	f, err := Decode(data)
+	if err == nil && opts.World == "" {
+		opts.World = f.World
+	}
+	t, nerr := New(opts)
+	if nerr != nil {
+		return nil, nerr
+	}
 	if err == nil {
 		err = t.Load(f)
 	}
@@ -344,8 +354,12 @@ func readFile(path string) ([]byte, error) {
 	return data, nil
 }
 
+// ErrWorldMismatch is returned when a memory file belongs to another world.
+var ErrWorldMismatch = errors.New("memory: world mismatch")
+
 // Load replaces the table's content with f, partitioned by the current
-// time. Runs must fit the table's universe.
+// time. Runs must fit the table's universe (otherwise a *CorruptError) and
+// f.World must equal the table's world (otherwise ErrWorldMismatch).
 func (t *Table) Load(f *File) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -353,6 +367,9 @@ func (t *Table) Load(f *File) error {
 }
 
 func (t *Table) loadLocked(f *File) error {
+	if f.World != t.opts.World {
+		return fmt.Errorf("%w: file is for %q, table for %q", ErrWorldMismatch, f.World, t.opts.World)
+	}
 	now := t.opts.Clock().Unix()
 	var active, prob []Run
 	var prevEnd int64

@@ -1,0 +1,341 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_800_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func newTestTable(t *testing.T, n int64, clk *fakeClock) *Table {
+	t.Helper()
+	tb, err := New(Options{Len: n, Clock: clk.Now, TTL: modelTTL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+func mustAdd(t *testing.T, tb *Table, i int64, c Cause, src string) {
+	t.Helper()
+	if err := tb.AddBad(i, c, src); err != nil {
+		t.Fatalf("AddBad(%d, %v, %q) = %v", i, c, src, err)
+	}
+}
+
+func activeRuns(tb *Table) []Run    { return runsFromExport(tb.Export().Active) }
+func probationRuns(tb *Table) []Run { return runsFromExport(tb.Export().Probation) }
+
+func TestTiersNeverMerge(t *testing.T) {
+	clk := newFakeClock()
+	tb := newTestTable(t, 100, clk)
+	mustAdd(t, tb, 10, CauseSafety, "")
+	mustAdd(t, tb, 11, CauseSafetyExternal, "a") // adjacent, other tier
+	mustAdd(t, tb, 13, CauseBiome, "ocean")      // gap 2 from the static run, but the dynamic run is between
+	tb.Rebuild()
+	exp := clk.Now().Unix() + 100
+	want := []Run{
+		{Start: 10, Len: 1, Cause: CauseSafety},
+		{Start: 11, Len: 1, Cause: CauseSafetyExternal, Expires: exp, TTL: 100},
+		{Start: 13, Len: 1, Cause: CauseBiome},
+	}
+	if got := activeRuns(tb); !slices.Equal(got, want) {
+		t.Fatalf("runs = %v, want %v", got, want)
+	}
+}
+
+func TestDynamicMergeKeepsMaxTTLAndFirstCause(t *testing.T) {
+	clk := newFakeClock()
+	tb := newTestTable(t, 100, clk)
+	mustAdd(t, tb, 20, CauseUniquePlacement, "") // 150 s, leftmost: its cause wins
+	mustAdd(t, tb, 23, CauseSafetyExternal, "b") // 300 s, gap 2 <= 3: merges
+	mustAdd(t, tb, 40, CauseSafetyExternal, "a") // 100 s
+	mustAdd(t, tb, 44, CauseSafetyExternal, "b") // gap 3: merges
+	mustAdd(t, tb, 49, CauseSafetyExternal, "a") // gap 4: stays apart
+	tb.Rebuild()
+	now := clk.Now().Unix()
+	want := []Run{
+		{Start: 20, Len: 4, Cause: CauseUniquePlacement, Expires: now + 300, TTL: 300},
+		{Start: 40, Len: 5, Cause: CauseSafetyExternal, Expires: now + 300, TTL: 300},
+		{Start: 49, Len: 1, Cause: CauseSafetyExternal, Expires: now + 100, TTL: 100},
+	}
+	if got := activeRuns(tb); !slices.Equal(got, want) {
+		t.Fatalf("runs = %v, want %v", got, want)
+	}
+	for i := int64(20); i < 24; i++ {
+		if !tb.IsBad(i) {
+			t.Errorf("IsBad(%d) = false inside a coalesced run", i)
+		}
+	}
+}
+
+func TestTransientNeverStored(t *testing.T) {
+	clk := newFakeClock()
+	tb := newTestTable(t, 100, clk)
+	for _, c := range []Cause{CauseTimeout, CauseNullChunk, CauseUngenerated} {
+		mustAdd(t, tb, 5, c, "")
+	}
+	mustAdd(t, tb, 6, CauseSafetyExternal, "off") // zero TTL: not remembered
+	if got := tb.Pending(); got != 0 {
+		t.Fatalf("Pending() = %d after transient rejections, want 0", got)
+	}
+	tb.Rebuild()
+	if got := activeRuns(tb); len(got) != 0 {
+		t.Fatalf("runs = %v after transient rejections, want none", got)
+	}
+	st := tb.Stats()
+	if st.Ignored != 4 || st.Rejections["timeout"] != 1 || st.Rejections["safetyExternal[off]"] != 1 {
+		t.Fatalf("stats = %+v, want 4 ignored and the rejections counted", st)
+	}
+}
+
+func TestLifecycleActiveProbationDropped(t *testing.T) {
+	clk := newFakeClock()
+	tb := newTestTable(t, 100, clk)
+	mustAdd(t, tb, 50, CauseSafetyExternal, "a") // TTL 100 s
+	tb.Rebuild()
+	steps := []struct {
+		advance      time.Duration
+		bad, onProbe bool
+	}{
+		{99 * time.Second, true, false},  // t < TTL: active
+		{1 * time.Second, false, true},   // t = TTL: probation, selectable
+		{99 * time.Second, false, true},  // t < 2 TTL
+		{1 * time.Second, false, false},  // t = 2 TTL: dropped
+		{1000 * time.Second, false, false},
+	}
+	for i, s := range steps {
+		clk.Advance(s.advance)
+		tb.Rebuild()
+		if got := tb.IsBad(50); got != s.bad {
+			t.Fatalf("step %d: IsBad(50) = %v, want %v", i, got, s.bad)
+		}
+		if got := len(probationRuns(tb)) == 1; got != s.onProbe {
+			t.Fatalf("step %d: on probation = %v, want %v", i, got, s.onProbe)
+		}
+	}
+}
+
+func TestProbationRestoreWholeRun(t *testing.T) {
+	clk := newFakeClock()
+	tb := newTestTable(t, 100, clk)
+	for i := int64(30); i < 38; i++ {
+		mustAdd(t, tb, i, CauseSafetyExternal, "a")
+	}
+	tb.Rebuild()
+	clk.Advance(150 * time.Second) // on probation
+	tb.Rebuild()
+	if got := probationRuns(tb); len(got) != 1 || got[0].Start != 30 || got[0].Len != 8 {
+		t.Fatalf("probation = %v, want one run [30, 38)", got)
+	}
+	for i := int64(30); i < 38; i++ {
+		if tb.IsBad(i) {
+			t.Fatalf("IsBad(%d) on probation = true, want selectable", i)
+		}
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := tb.AddBad(33, CauseSafetyExternal, "a"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("AddBad inside a probation run allocated %v times, want 0", allocs)
+	}
+	if got := tb.Pending(); got != 1 {
+		t.Fatalf("Pending() = %d after a restoration, want 1", got)
+	}
+	tb.Rebuild()
+	now := clk.Now().Unix()
+	want := []Run{{Start: 30, Len: 8, Cause: CauseSafetyExternal, Expires: now + 100, TTL: 100}}
+	if got := activeRuns(tb); !slices.Equal(got, want) {
+		t.Fatalf("after restore: active = %v, want %v", got, want)
+	}
+	if got := probationRuns(tb); len(got) != 0 {
+		t.Fatalf("after restore: probation = %v, want none", got)
+	}
+	if got := tb.Stats().Restored; got != 1 {
+		t.Fatalf("Stats().Restored = %d, want 1", got)
+	}
+}
+
+func TestStaticOverridesDynamicCells(t *testing.T) {
+	clk := newFakeClock()
+	tb := newTestTable(t, 100, clk)
+	for i := int64(10); i < 20; i++ {
+		mustAdd(t, tb, i, CauseSafetyExternal, "a")
+	}
+	mustAdd(t, tb, 15, CauseSafety, "")
+	tb.Rebuild()
+	now := clk.Now().Unix()
+	want := []Run{
+		{Start: 10, Len: 5, Cause: CauseSafetyExternal, Expires: now + 100, TTL: 100},
+		{Start: 15, Len: 1, Cause: CauseSafety},
+		{Start: 16, Len: 4, Cause: CauseSafetyExternal, Expires: now + 100, TTL: 100},
+	}
+	if got := activeRuns(tb); !slices.Equal(got, want) {
+		t.Fatalf("runs = %v, want %v", got, want)
+	}
+	// When the claim expires, the static cell stays bad.
+	clk.Advance(101 * time.Second)
+	tb.Rebuild()
+	if !tb.IsBad(15) || tb.IsBad(14) || tb.IsBad(16) {
+		t.Fatalf("after expiry: IsBad(14, 15, 16) = %v %v %v, want false true false", tb.IsBad(14), tb.IsBad(15), tb.IsBad(16))
+	}
+}
+
+func TestPermanentVerifierJoinsStaticTier(t *testing.T) {
+	clk := newFakeClock()
+	tb := newTestTable(t, 100, clk)
+	mustAdd(t, tb, 7, CauseSafetyExternal, "perm")
+	mustAdd(t, tb, 9, CauseSafety, "") // gap 1, same (static) tier
+	tb.Rebuild()
+	want := []Run{{Start: 7, Len: 3, Cause: CauseSafetyExternal}}
+	if got := activeRuns(tb); !slices.Equal(got, want) {
+		t.Fatalf("runs = %v, want %v", got, want)
+	}
+}
+
+func TestAddBadErrors(t *testing.T) {
+	tb := newTestTable(t, 10, newFakeClock())
+	for _, tc := range []struct {
+		i int64
+		c Cause
+	}{{-1, CauseSafety}, {10, CauseSafety}, {3, Cause(200)}} {
+		if err := tb.AddBad(tc.i, tc.c, ""); err == nil {
+			t.Errorf("AddBad(%d, %d) = nil, want an error", tc.i, tc.c)
+		}
+	}
+	if err := tb.AddBad(10, CauseSafety, ""); !errors.Is(err, ErrIndexRange) {
+		t.Errorf("AddBad(10) = %v, want ErrIndexRange", err)
+	}
+	if _, err := New(Options{}); err == nil {
+		t.Error("New(Options{}) = nil error, want one about Len")
+	}
+}
+
+func TestSelectionAllocatesNothing(t *testing.T) {
+	tb := benchTable(t, 5000)
+	rng := rand.New(rand.NewPCG(1, 1))
+	n := tb.Len()
+	for name, fn := range map[string]func(){
+		"Rand":   func() { tb.Rand(rng) },
+		"IsBad":  func() { tb.IsBad(rng.Int64N(n)) },
+		"Select": func() { tb.Select(rng.Int64N(tb.Selectable())) },
+	} {
+		if a := testing.AllocsPerRun(1000, fn); a != 0 {
+			t.Errorf("%s allocated %v times per call, want 0", name, a)
+		}
+	}
+}
+
+func TestRandNothingSelectable(t *testing.T) {
+	tb := newTestTable(t, 10, newFakeClock())
+	for i := range int64(10) {
+		mustAdd(t, tb, i, CauseSafety, "")
+	}
+	tb.Rebuild()
+	if i, ok := tb.Rand(rand.New(rand.NewPCG(1, 1))); ok {
+		t.Fatalf("Rand() = %d, true on a fully bad table, want false", i)
+	}
+}
+
+// TestConcurrentSelection runs selection against rebuilds and additions; the
+// race detector checks the lock-free publication.
+func TestConcurrentSelection(t *testing.T) {
+	clk := newFakeClock()
+	tb := newTestTable(t, 1<<16, clk)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 0))
+			for ctx.Err() == nil {
+				if i, ok := tb.Rand(rng); ok && (i < 0 || i >= tb.Len()) {
+					t.Errorf("Rand() = %d outside [0, %d)", i, tb.Len())
+					return
+				}
+				tb.IsBad(rng.Int64N(tb.Len()))
+			}
+		})
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for round := range 200 {
+		for range 50 {
+			mustAdd(t, tb, rng.Int64N(tb.Len()), CauseSafetyExternal, "a")
+		}
+		if round%10 == 0 {
+			clk.Advance(30 * time.Second)
+		}
+		tb.Rebuild()
+	}
+	cancel()
+	wg.Wait()
+}
+
+func TestRunLoopRebuildsOnThreshold(t *testing.T) {
+	clk := newFakeClock()
+	tb, err := New(Options{Len: 1000, Clock: clk.Now, PendingThreshold: 8, RebuildInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tb.Run(ctx) }()
+	for i := range int64(8) {
+		mustAdd(t, tb, i*10, CauseSafety, "")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for tb.Selectable() != 992 {
+		if time.Now().After(deadline) {
+			t.Fatalf("Selectable() = %d five seconds after reaching the threshold, want 992", tb.Selectable())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run() = %v, want context.Canceled", err)
+	}
+}
+
+func TestStats(t *testing.T) {
+	clk := newFakeClock()
+	tb := newTestTable(t, 100, clk)
+	for i := int64(0); i < 6; i++ {
+		mustAdd(t, tb, i, CauseBiome, "ocean")
+	}
+	mustAdd(t, tb, 50, CauseSafetyExternal, "claims")
+	mustAdd(t, tb, 60, CauseSafetyExternal, "claims")
+	tb.Rebuild()
+	st := tb.Stats()
+	if st.BadCount != 8 || st.BadFraction != 0.08 || st.TopCause != "biome" || st.TopCauseShare != 0.75 {
+		t.Fatalf("Stats() = %+v, want 8 bad (8%%), top biome at 75%%", st)
+	}
+	if st.Rejections["biome[ocean]"] != 6 || st.Rejections["safetyExternal[claims]"] != 2 {
+		t.Fatalf("Rejections = %v, want biome[ocean]=6 safetyExternal[claims]=2", st.Rejections)
+	}
+	if st.ByCause["biome"] != 6 || st.ByCause["safetyExternal"] != 2 {
+		t.Fatalf("ByCause = %v", st.ByCause)
+	}
+}
