@@ -120,10 +120,10 @@ func TestLifecycleActiveProbationDropped(t *testing.T) {
 		advance      time.Duration
 		bad, onProbe bool
 	}{
-		{99 * time.Second, true, false},  // t < TTL: active
-		{1 * time.Second, false, true},   // t = TTL: probation, selectable
-		{99 * time.Second, false, true},  // t < 2 TTL
-		{1 * time.Second, false, false},  // t = 2 TTL: dropped
+		{99 * time.Second, true, false}, // t < TTL: active
+		{1 * time.Second, false, true},  // t = TTL: probation, selectable
+		{99 * time.Second, false, true}, // t < 2 TTL
+		{1 * time.Second, false, false}, // t = 2 TTL: dropped
 		{1000 * time.Second, false, false},
 	}
 	for i, s := range steps {
