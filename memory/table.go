@@ -247,6 +247,9 @@ func (t *Table) ChunkIndex(c geom.Chunk) (int64, error) {
 	if i, ok := sh.Index(c); ok {
 		return i, nil
 	}
+	if j, ok := sh.BeyondIndex(c); ok && j < t.opts.Len-sh.Len() {
+		return sh.Len() + j, nil
+	}
 	return 0, fmt.Errorf("%w: %v outside %v", ErrIndexRange, c, sh)
 }
 
