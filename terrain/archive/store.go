@@ -70,15 +70,22 @@ var ErrStoreClosed = errors.New("archive: store closed")
 //     and evicts least-recently-used records until both limits hold, all in
 //     one transaction: after Put returns, Entries <= MaxEntries and
 //     Bytes <= MaxBytes. A record larger than MaxBytes is not stored (Put
-//     returns nil and the store is unchanged apart from nothing). Eviction
+//     returns nil and the store is unchanged, even when it holds a record
+//     with the same digest). Eviction
 //     order is deterministic: least recently used first, ties by digest.
 //   - Delete removes the record if present (no error when absent).
 //   - Clear removes every record.
 //   - Scan calls fn for every record in an unspecified order, stopping at the
 //     first error fn returns (which Scan returns). fn must not call the store.
 //   - Stats reports what is retained; Entries and Bytes match the records.
-//   - Methods that block honour ctx. After Close, every method returns
-//     ErrStoreClosed; Close is idempotent.
+//   - Recency is a strict order of operations (a counter, not a clock), so
+//     eviction follows exactly the order of the last Put or Get of each
+//     record. A store that can only stamp coarsely breaks ties by ascending
+//     digest. Scan, Stats and a Get that misses change no recency.
+//   - Methods that block honour ctx. A method called with a ctx that is
+//     already done returns an error wrapping ctx.Err() and changes nothing
+//     (Scan calls no fn). After Close, every method returns ErrStoreClosed;
+//     Close is idempotent: later calls return nil.
 //   - Errors other than ErrStoreClosed and ctx errors are storage failures:
 //     the archive counts them and regenerates; it never fails a request.
 type Store interface {
