@@ -169,16 +169,19 @@ func Decode(b []byte) (*Mesh, error) {
 		return nil, fmt.Errorf("%w: checksum %#08x, stored %#08x", ErrCorrupt, got, want)
 	}
 
-	var step [3]float64
+	var lo, step [3]float64
 	for a := range 3 {
-		step[a] = (float64(m.Bounds.Max[a]) - float64(m.Bounds.Min[a])) / quantMax
+		lo[a] = float64(m.Bounds.Min[a])
+		step[a] = (float64(m.Bounds.Max[a]) - lo[a]) / quantMax
 	}
 	m.Vertices = make([]float32, 3*nv)
 	p := body[headerSize:]
-	for v := range m.Vertices {
-		a := v % 3
-		x := float32(float64(m.Bounds.Min[a]) + float64(le.Uint16(p[2*v:]))*step[a])
-		m.Vertices[v] = min(max(x, m.Bounds.Min[a]), m.Bounds.Max[a])
+	for v := 0; v+2 < len(m.Vertices); v += 3 {
+		q := p[2*v : 2*v+6]
+		for a := range 3 {
+			x := float32(lo[a] + float64(le.Uint16(q[2*a:]))*step[a])
+			m.Vertices[v+a] = min(max(x, m.Bounds.Min[a]), m.Bounds.Max[a])
+		}
 	}
 	p = p[6*nv:]
 	m.Normals = make([]float32, 3*nv)
@@ -187,17 +190,19 @@ func Decode(b []byte) (*Mesh, error) {
 	}
 	p = p[2*nv:]
 	m.Indices = make([]uint32, ni)
-	for i := range m.Indices {
-		var ix uint32
-		if wide {
-			ix = le.Uint32(p[4*i:])
-		} else {
-			ix = uint32(le.Uint16(p[2*i:]))
+	if wide {
+		for i := range m.Indices {
+			m.Indices[i] = le.Uint32(p[4*i:])
 		}
+	} else {
+		for i := range m.Indices {
+			m.Indices[i] = uint32(le.Uint16(p[2*i:]))
+		}
+	}
+	for i, ix := range m.Indices {
 		if uint64(ix) >= nv {
 			return nil, fmt.Errorf("%w: index %d is %d, only %d vertices", ErrCorrupt, i, ix, nv)
 		}
-		m.Indices[i] = ix
 	}
 	return m, nil
 }
