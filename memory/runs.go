@@ -34,8 +34,9 @@ func (r Run) Tier() Tier {
 //	end(j)  = start[j] + pre[j+1] - pre[j]
 //	good(j) = start[j] - pre[j]   (selectable cells before run j)
 type runSet struct {
-	start  []int64  // run starts, ascending
-	pre    []int64  // len(start)+1 entries: bad cells before run j; pre[n] = total
+	n      int      // number of runs
+	start  []int64  // run starts, ascending, padded with padKey to whole blocks
+	pre    []int64  // len(start)+1 entries: bad cells before run j; pre[j] = total for j >= n
 	cause  []Cause  // per run
 	expiry []int64  // per run, Unix seconds, 0 = static
 	ttl    []uint32 // per run, seconds
@@ -48,9 +49,11 @@ var emptyRunSet = newRunSet(nil)
 // newRunSet builds a run set from sorted, disjoint runs.
 func newRunSet(runs []Run) *runSet {
 	n := len(runs)
+	m := padLen(n)
 	s := &runSet{
-		start:  make([]int64, n),
-		pre:    make([]int64, n+1),
+		n:      n,
+		start:  make([]int64, m),
+		pre:    make([]int64, m+1),
 		cause:  make([]Cause, n),
 		expiry: make([]int64, n),
 		ttl:    make([]uint32, n),
@@ -64,9 +67,14 @@ func newRunSet(runs []Run) *runSet {
 		s.expiry[j] = r.Expires
 		s.ttl[j] = clampTTL(r.TTL)
 	}
-	s.pre[n] = total
-	s.byIdx = buildIndex(n, func(i int) int64 { return s.start[i] })
-	s.byGood = buildIndex(n, func(i int) int64 { return s.start[i] - s.pre[i] })
+	for j := n; j < m; j++ {
+		// Padding: its start and good key exceed every probe.
+		s.start[j] = padKey
+		s.pre[j] = total
+	}
+	s.pre[m] = total
+	s.byIdx = buildIndex(m, func(i int) int64 { return s.start[i] })
+	s.byGood = buildIndex(m, func(i int) int64 { return s.start[i] - s.pre[i] })
 	return s
 }
 
@@ -81,10 +89,10 @@ func clampTTL(ttl int64) uint32 {
 }
 
 // len returns the number of runs.
-func (s *runSet) len() int { return len(s.start) }
+func (s *runSet) len() int { return s.n }
 
 // bad returns the number of cells covered by the runs.
-func (s *runSet) bad() int64 { return s.pre[len(s.start)] }
+func (s *runSet) bad() int64 { return s.pre[s.n] }
 
 // run returns run j.
 func (s *runSet) run(j int) Run {
@@ -110,6 +118,32 @@ func (s *runSet) find(i int64) int {
 	return -1
 }
 
+// contains reports whether index i lies in a run. It is find without the
+// run number: in the leaf block, i is inside a run exactly when more runs
+// start at or before i than end at or before it (runs before the block
+// count in neither, being over before the block starts). Computing every
+// end of the block, rather than only the predecessor's, makes all the leaf
+// loads independent of the comparison results, so their cache misses
+// overlap instead of following one another.
+func (s *runSet) contains(i int64) bool {
+	lo := s.byIdx.leafBlock(i)
+	if lo < 0 {
+		return false
+	}
+	st := (*[fanout]int64)(s.start[lo:])
+	pr := (*[fanout + 1]int64)(s.pre[lo:])
+	return count16(st, i) > countEnds16(st, pr, i)
+}
+
+// countEnds16 returns how many runs of a leaf block end at or before x.
+func countEnds16(st *[fanout]int64, pr *[fanout + 1]int64, x int64) int {
+	c := 0
+	for k := range fanout {
+		c += b2i(st[k]+pr[k+1]-pr[k] <= x)
+	}
+	return c
+}
+
 // selectGood returns the index of the k-th (0-based) cell not covered by a
 // run. k must be >= 0; the result may be past any universe bound.
 //
@@ -121,12 +155,16 @@ func (s *runSet) selectGood(k int64) int64 {
 	if lo < 0 {
 		return k
 	}
-	end := min(lo+fanout, len(s.start))
-	c := 0
-	for j := lo; j < end; j++ {
-		c += b2i(s.start[j]-s.pre[j] <= k)
-	}
-	return k + s.pre[lo+c]
+	return k + s.pre[lo+countGood16((*[fanout]int64)(s.start[lo:]), (*[fanout]int64)(s.pre[lo:]), k)]
+}
+
+// countGood16 returns how many of the runs in a leaf block have
+// good(j) = start[j] - pre[j] <= k, without branches.
+func countGood16(st, pr *[fanout]int64, k int64) int {
+	return b2i(st[0]-pr[0] <= k) + b2i(st[1]-pr[1] <= k) + b2i(st[2]-pr[2] <= k) + b2i(st[3]-pr[3] <= k) +
+		b2i(st[4]-pr[4] <= k) + b2i(st[5]-pr[5] <= k) + b2i(st[6]-pr[6] <= k) + b2i(st[7]-pr[7] <= k) +
+		b2i(st[8]-pr[8] <= k) + b2i(st[9]-pr[9] <= k) + b2i(st[10]-pr[10] <= k) + b2i(st[11]-pr[11] <= k) +
+		b2i(st[12]-pr[12] <= k) + b2i(st[13]-pr[13] <= k) + b2i(st[14]-pr[14] <= k) + b2i(st[15]-pr[15] <= k)
 }
 
 // bytes reports the memory the run set holds.

@@ -1,5 +1,7 @@
 package memory
 
+import "math"
+
 // Design note: the static search index.
 //
 // Rand and IsBad each need one predecessor search per call ("how many keys
@@ -29,25 +31,38 @@ const (
 )
 
 // index is the upper levels of a static B+ tree over a sorted key array.
-// levels[0] is the top (at most fanout keys); levels[len-1] indexes the
-// leaves. A nil index is valid for key arrays of at most fanout entries.
+// levels[0] is the top (one block); levels[len-1] indexes the leaves. Every
+// level, like the leaf array it indexes, is padded with padKey to a whole
+// number of blocks, so a search always compares exactly fanout keys per
+// level, unrolled and without bounds checks. A nil index is valid for leaf
+// arrays of one block.
 type index struct {
 	levels [][]int64
 }
 
-// buildIndex returns the upper levels over n sorted leaf keys, where
-// leaf(i) is the i-th key. Leaf keys need not be stored: the Rand index
-// derives them from two per-run arrays.
+// padKey pads key arrays to whole blocks: it is greater than every index,
+// so padding never counts as <= a probe.
+const padKey = math.MaxInt64
+
+// padLen returns n rounded up to a whole number of blocks (at least one).
+func padLen(n int) int { return max(fanout, (n+fanout-1)&^(fanout-1)) }
+
+// buildIndex returns the upper levels over n padded leaf keys, where
+// leaf(i) is the i-th key (n is a multiple of fanout). Leaf keys need not
+// be stored: the Select index derives them from two per-run arrays.
 func buildIndex(n int, leaf func(i int) int64) index {
 	var levels [][]int64
 	for n > fanout {
-		m := (n + fanout - 1) / fanout
-		lvl := make([]int64, m)
+		m := n / fanout
+		lvl := make([]int64, padLen(m))
 		for i := range lvl {
-			lvl[i] = leaf(i << fanShift)
+			lvl[i] = padKey
+			if i < m {
+				lvl[i] = leaf(i << fanShift)
+			}
 		}
 		levels = append(levels, lvl)
-		n = m
+		n = len(lvl)
 		leaf = func(i int) int64 { return lvl[i] }
 	}
 	// Reverse so the top level comes first.
@@ -73,13 +88,12 @@ func b2i(b bool) int {
 	return 0
 }
 
-// countLE returns how many of the keys in blk are <= x, without branches.
-func countLE(blk []int64, x int64) int {
-	c := 0
-	for _, k := range blk {
-		c += b2i(k <= x)
-	}
-	return c
+// count16 returns how many of the keys in b are <= x, without branches.
+func count16(b *[fanout]int64, x int64) int {
+	return b2i(b[0] <= x) + b2i(b[1] <= x) + b2i(b[2] <= x) + b2i(b[3] <= x) +
+		b2i(b[4] <= x) + b2i(b[5] <= x) + b2i(b[6] <= x) + b2i(b[7] <= x) +
+		b2i(b[8] <= x) + b2i(b[9] <= x) + b2i(b[10] <= x) + b2i(b[11] <= x) +
+		b2i(b[12] <= x) + b2i(b[13] <= x) + b2i(b[14] <= x) + b2i(b[15] <= x)
 }
 
 // leafBlock descends the upper levels and returns the first position of the
@@ -91,8 +105,7 @@ func countLE(blk []int64, x int64) int {
 func (ix index) leafBlock(x int64) int {
 	lo := 0
 	for _, lvl := range ix.levels {
-		end := min(lo+fanout, len(lvl))
-		c := countLE(lvl[lo:end], x)
+		c := count16((*[fanout]int64)(lvl[lo:]), x)
 		if c == 0 {
 			return -1 // only possible at the top: x precedes every key
 		}
@@ -101,12 +114,12 @@ func (ix index) leafBlock(x int64) int {
 	return lo
 }
 
-// rank returns the number of keys <= x: the predecessor of x is keys[rank-1].
+// rank returns the number of keys <= x in the padded leaf array keys: the
+// predecessor of x is keys[rank-1].
 func (ix index) rank(keys []int64, x int64) int {
 	lo := ix.leafBlock(x)
 	if lo < 0 {
 		return 0
 	}
-	end := min(lo+fanout, len(keys))
-	return lo + countLE(keys[lo:end], x)
+	return lo + count16((*[fanout]int64)(keys[lo:]), x)
 }

@@ -202,7 +202,7 @@ func (t *Table) Selectable() int64 {
 // IsBad reports whether index i lies in an active run. O(log n), no
 // allocation, no lock.
 func (t *Table) IsBad(i int64) bool {
-	return t.snap.Load().active.find(i) >= 0
+	return t.snap.Load().active.contains(i)
 }
 
 // Select returns the k-th (0-based) selectable index. ok is false when k is
