@@ -226,14 +226,33 @@ func octEncode(x, y, z float32) (int8, int8) {
 	if fy < 0 {
 		u, w = (1-math.Abs(w))*signNZ(u), (1-math.Abs(u))*signNZ(w)
 	}
-	u0, w0 := math.Floor(u*127), math.Floor(w*127)
-	best, bu, bw := math.Inf(-1), int8(0), int8(0)
-	for _, cu := range [2]float64{u0, u0 + 1} {
-		for _, cw := range [2]float64{w0, w0 + 1} {
-			qu, qw := int8(min(max(cu, -127), 127)), int8(min(max(cw, -127), 127))
-			dx, dy, dz := octDecode(qu, qw)
-			if d := fx*float64(dx) + fy*float64(dy) + fz*float64(dz); d > best {
-				best, bu, bw = d, qu, qw
+	// |u|, |w| <= 1, so the floors lie in [-127, 127]; only the ceilings
+	// need clamping.
+	us := [2]float64{math.Floor(u * 127), 0}
+	ws := [2]float64{math.Floor(w * 127), 0}
+	us[1], ws[1] = us[0]+1, ws[0]+1
+	if us[1] > 127 {
+		us[1] = 127
+	}
+	if ws[1] > 127 {
+		ws[1] = 127
+	}
+	// Keep the candidate whose (unnormalized) decoding c maximizes
+	// cos*|cos| of its angle to the input, i.e. d*|d|/|c|^2 with d the dot
+	// product: monotonic in the angle, and compared by cross-multiplying
+	// so that it needs neither sqrt nor division.
+	bestNum, bestLen, bu, bw := -1.0, 0.0, int8(0), int8(0)
+	for _, cu := range us {
+		for _, cw := range ws {
+			du, dw := cu*(1.0/127), cw*(1.0/127)
+			dv := 1 - math.Abs(du) - math.Abs(dw)
+			if dv < 0 {
+				du, dw = (1-math.Abs(dw))*signNZ(du), (1-math.Abs(du))*signNZ(dw)
+			}
+			d := fx*du + fy*dv + fz*dw
+			num, l2 := d*math.Abs(d), du*du+dv*dv+dw*dw
+			if bestLen == 0 || num*bestLen > bestNum*l2 {
+				bestNum, bestLen, bu, bw = num, l2, int8(cu), int8(cw)
 			}
 		}
 	}
