@@ -43,49 +43,59 @@ func byStartSeq(a, b item) int {
 type rebuildScratch struct{}
 
 func (rebuildScratch) rebuild(now, resolution int64, active, prob *runSet, restore []int64, pending []pendingCell) (act, pro []Run) {
-	var static, dynamic, cands []item
-	var seq int32
-	add := func(dst *[]item, r Run) {
-		*dst = append(*dst, item{start: r.Start, end: r.End(), exp: r.Expires, ttl: r.TTL, seq: seq, cause: r.Cause})
-		seq++
+	// Three inputs, each sorted by (start, seq): active runs, probation
+	// runs, pending rejections (sorted here; they are few). Arrival order
+	// (seq) is active, then probation, then pending in the order they came.
+	na, np := active.len(), prob.len()
+	fromActive := make([]item, na)
+	for j := range fromActive {
+		r := active.run(j)
+		fromActive[j] = item{start: r.Start, end: r.End(), exp: r.Expires, ttl: r.TTL, seq: int32(j), cause: r.Cause}
 	}
-	classify := func(r Run) {
-		switch {
-		case r.Expires <= 0:
-			add(&static, r)
-		case now < r.Expires:
-			add(&dynamic, r)
-		case now < r.Expires+r.TTL:
-			add(&cands, r)
-		}
-	}
-	for j := range active.len() {
-		classify(active.run(j))
-	}
-	for j := range prob.len() {
+	fromProb := make([]item, np)
+	for j := range fromProb {
 		r := prob.run(j)
 		if restore[j] > 0 {
 			r.Expires = restore[j]
 		}
-		classify(r)
+		fromProb[j] = item{start: r.Start, end: r.End(), exp: r.Expires, ttl: r.TTL, seq: int32(na + j), cause: r.Cause}
 	}
-	for _, p := range pending {
-		classify(Run{Start: p.index, Len: 1, Cause: p.cause, Expires: p.expires, TTL: p.ttl})
+	fromPending := make([]item, len(pending))
+	for k, p := range pending {
+		fromPending[k] = item{start: p.index, end: p.index + 1, exp: p.expires, ttl: p.ttl, seq: int32(na + np + k), cause: p.cause}
 	}
+	slices.SortFunc(fromPending, byStartSeq)
+
+	total := na + np + len(pending)
+	static := make([]item, 0, total)
+	dynamic := make([]item, 0, total)
+	var cands []item
+	merge3(fromActive, fromProb, fromPending, func(it item) {
+		switch {
+		case it.exp <= 0:
+			static = append(static, it)
+		case now < it.exp:
+			dynamic = append(dynamic, it)
+		case now < it.exp+it.ttl:
+			cands = append(cands, it)
+		}
+	})
 
 	// Rule 2: static union, then dynamic marks clipped by it and unioned.
-	slices.SortFunc(static, byStartSeq)
+	// Clipping only moves starts forward within an item, so the fragments
+	// need sorting again; they are nearly sorted already.
 	static = union(static)
-	slices.SortFunc(dynamic, byStartSeq)
 	frags := subtract(dynamic, static)
-	slices.SortFunc(frags, byStartSeq)
+	if !slices.IsSortedFunc(frags, byStartSeq) {
+		slices.SortStableFunc(frags, byStartSeq)
+	}
 	dynamic = union(frags)
 
 	// Rule 3: interleave the tiers and absorb small gaps within a tier.
 	act = coalesce(static, dynamic, resolution)
 
-	// Rule 4: probation candidates, first owner wins, minus active cells.
-	slices.SortFunc(cands, byStartSeq)
+	// Rule 4: probation candidates (already sorted), first owner wins,
+	// minus active cells.
 	var maxEnd int64 = -1 << 63
 	owned := cands[:0]
 	for _, c := range cands {
@@ -95,6 +105,9 @@ func (rebuildScratch) rebuild(now, resolution int64, active, prob *runSet, resto
 			owned = append(owned, c)
 		}
 	}
+	if len(owned) == 0 {
+		return act, nil
+	}
 	activeItems := make([]item, len(act))
 	for i, r := range act {
 		activeItems[i] = item{start: r.Start, end: r.End()}
@@ -103,6 +116,22 @@ func (rebuildScratch) rebuild(now, resolution int64, active, prob *runSet, resto
 		pro = append(pro, Run{Start: c.start, Len: c.end - c.start, Cause: c.cause, Expires: c.exp, TTL: c.ttl})
 	}
 	return act, pro
+}
+
+// merge3 calls emit for the items of a, b and c (each sorted by
+// (start, seq)) in (start, seq) order.
+func merge3(a, b, c []item, emit func(item)) {
+	for len(a)+len(b)+len(c) > 0 {
+		src := &a
+		if len(*src) == 0 || (len(b) > 0 && byStartSeq(b[0], (*src)[0]) < 0) {
+			src = &b
+		}
+		if len(*src) == 0 || (len(c) > 0 && byStartSeq(c[0], (*src)[0]) < 0) {
+			src = &c
+		}
+		emit((*src)[0])
+		*src = (*src)[1:]
+	}
 }
 
 // union merges overlapping or touching items of one tier, sorted by

@@ -339,3 +339,13 @@ func TestStats(t *testing.T) {
 		t.Fatalf("ByCause = %v", st.ByCause)
 	}
 }
+
+// TestResidentBytesPerRun pins the memory budget: at most 33 bytes per run
+// for a table of a real server's size.
+func TestResidentBytesPerRun(t *testing.T) {
+	const n = 33647
+	tb := benchTable(t, n)
+	if per := float64(tb.Stats().ResidentBytes) / n; per > 33 {
+		t.Fatalf("resident memory = %.2f bytes per run, want <= 33", per)
+	}
+}
