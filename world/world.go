@@ -1,0 +1,180 @@
+package world
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/rtpengine/rtp/geom"
+)
+
+// Interner maps names to small integers and back. IDs are dense, start at
+// 0 and are never reused. The zero value is not usable: use NewInterner.
+// An Interner is safe for concurrent use; ID takes a read lock on the fast
+// path.
+type Interner struct {
+	mu    sync.RWMutex // protects the following fields
+	ids   map[string]uint32
+	names []string
+}
+
+// NewInterner returns an interner whose first IDs are the given names, in
+// order (so well-known names get fixed IDs).
+func NewInterner(first ...string) *Interner {
+	in := &Interner{ids: make(map[string]uint32)}
+	for _, n := range first {
+		in.ID(n)
+	}
+	return in
+}
+
+// ID returns the ID of name, adding it when new.
+func (in *Interner) ID(name string) uint32 {
+	in.mu.RLock()
+	id, ok := in.ids[name]
+	in.mu.RUnlock()
+	if ok {
+		return id
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if id, ok := in.ids[name]; ok {
+		return id
+	}
+	id = uint32(len(in.names))
+	in.ids[name] = id
+	in.names = append(in.names, name)
+	return id
+}
+
+// Lookup returns the ID of name without adding it.
+func (in *Interner) Lookup(name string) (uint32, bool) {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	id, ok := in.ids[name]
+	return id, ok
+}
+
+// Name returns the name of id, or "" for an ID never handed out.
+func (in *Interner) Name(id uint32) string {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	if int(id) < len(in.names) {
+		return in.names[id]
+	}
+	return ""
+}
+
+// Len returns the number of names interned.
+func (in *Interner) Len() int {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	return len(in.names)
+}
+
+// BlockID is an interned block state: a namespaced block name, followed by
+// its properties in brackets, sorted by key, when it has any
+// ("minecraft:water[level=0]", "minecraft:oak_leaves[persistent=true,waterlogged=false]").
+// Unknown names are ordinary IDs: never an error.
+type BlockID uint32
+
+// BiomeID is an interned namespaced biome name ("minecraft:plains").
+type BiomeID uint32
+
+// Blocks and Biomes are the process-wide name tables. Air is BlockID 0 and
+// AirBlock; the void biome is BiomeID 0.
+var (
+	Blocks = NewInterner("minecraft:air", "minecraft:cave_air", "minecraft:void_air")
+	Biomes = NewInterner("minecraft:the_void")
+)
+
+// Well-known IDs.
+const (
+	Air     BlockID = 0
+	CaveAir BlockID = 1
+	VoidAir BlockID = 2
+)
+
+// Block returns the ID of a block state name (see BlockID for the form).
+func Block(name string) BlockID { return BlockID(Blocks.ID(name)) }
+
+// Biome returns the ID of a biome name.
+func Biome(name string) BiomeID { return BiomeID(Biomes.ID(name)) }
+
+func (b BlockID) String() string { return Blocks.Name(uint32(b)) }
+func (b BiomeID) String() string { return Biomes.Name(uint32(b)) }
+
+// IsAir reports whether b is one of the air blocks.
+func (b BlockID) IsAir() bool { return b <= VoidAir }
+
+// NoTop is Column.Top for a column with no block at all (a void column).
+const NoTop = -1 << 15
+
+// Column summarises one block column for landing checks.
+type Column struct {
+	// Top is the y of the highest block that is not air (for Minecraft
+	// sources: the MOTION_BLOCKING heightmap's block, so leaves and fluids
+	// count and tall grass does not), or NoTop.
+	Top int16
+	// Ground is the block at Top; Above the blocks at Top+1 and Top+2 (Air
+	// above the build limit).
+	Ground BlockID
+	Above  [2]BlockID
+	// Biome is the biome at Top.
+	Biome BiomeID
+}
+
+// ChunkSize is the number of columns along a chunk edge.
+const ChunkSize = geom.ChunkSize
+
+// Chunk is one loaded chunk: its column summaries and, where the source
+// has them, full blocks for vertical searches (a nether-like roof).
+//
+// A Chunk is immutable once returned by a Source and safe for concurrent
+// reads.
+type Chunk struct {
+	Pos geom.Chunk
+	// MinY and MaxY bound the world's build height: MinY <= y < MaxY.
+	MinY, MaxY int32
+	// Columns are indexed z*16 + x in chunk-local coordinates.
+	Columns [ChunkSize * ChunkSize]Column
+	// Blocks gives any block of the chunk, or is nil when the source keeps
+	// only column summaries.
+	Blocks BlockReader
+}
+
+// Column returns the summary of local column (x, z), 0 <= x, z < 16.
+func (c *Chunk) Column(x, z int) *Column { return &c.Columns[z*ChunkSize+x] }
+
+// BlockReader gives the block at chunk-local x, z (0..15) and world y.
+// Outside the build height it returns Air.
+type BlockReader interface {
+	Block(x, y, z int) BlockID
+}
+
+// Errors a Source returns; callers branch on them (an ungenerated chunk is
+// a transient rejection, never remembered).
+var (
+	ErrUngenerated = errors.New("world: chunk not generated")
+	ErrOutside     = errors.New("world: chunk outside the world")
+)
+
+// Source loads chunks. Implementations are safe for concurrent use and do
+// their I/O on the calling goroutine: callers run them off any request path.
+//
+// Load returns the chunk at pos, ErrUngenerated (wrapped) when the world
+// has no finished chunk there, ctx.Err() when ctx ends first, or another
+// error for I/O or corrupt data (which callers treat as transient too).
+type Source interface {
+	Load(ctx context.Context, pos geom.Chunk) (*Chunk, error)
+}
+
+// PosError wraps an error with the chunk it concerns.
+type PosError struct {
+	Pos geom.Chunk
+	Err error
+}
+
+func (e *PosError) Error() string { return fmt.Sprintf("%v: %v", e.Pos, e.Err) }
+func (e *PosError) Unwrap() error { return e.Err }
