@@ -76,6 +76,7 @@ the terrain it reads, for Minecraft worlds and its own procedural world.`,
 	root.AddCommand(
 		newVersionCmd(),
 		newMemoryCmd(),
+		newTerrainCmd(),
 	)
 	return root
 }
