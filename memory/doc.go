@@ -2,4 +2,42 @@
 // run-length intervals over a shape's spiral index, so random selection can
 // skip places already known to be bad, and places rejected for dynamic
 // reasons (claims, placement spacing) come back on their own.
+//
+// # Tiers and lifecycle
+//
+// Every Cause belongs to a tier. Static causes (biome, worldBorder, vert,
+// safety, prefilterBiome, prefilterRange) never expire. Dynamic causes
+// (safetyExternal, uniquePlacement) live for a TTL resolved per rejection
+// (see package ttl: verifiers.<source>, then causes.<cause>, then the
+// built-in default); a dynamic rejection whose TTL resolves to permanent
+// joins the static tier. Transient causes (timeout, nullChunk, ungenerated)
+// are counted but never stored.
+//
+// A dynamic run is active (not selectable) until its expiry, on probation
+// (selectable, but remembered) from expiry to expiry+TTL, and forgotten
+// after. A dynamic rejection inside a probation run restores the whole run
+// at once, so a claim that is still there costs one check, not a rescan.
+//
+// # The TTL of a run
+//
+// The probation window needs each run's TTL. The table keeps it per run (4
+// bytes), so a verifier with its own TTL gets exactly its own window while
+// the process runs. The file format (version 3) stores only the expiry, so
+// on load the TTL is derived from the cause, as the seed specifies: after a
+// restart, a run attributed to a verifier with a custom TTL gets its
+// cause's window for the rest of its probation.
+//
+// # Concurrency
+//
+// Selection (Rand, Select, IsBad) reads an immutable snapshot published
+// atomically, with one search per call, no lock and no allocation.
+// Rejections (AddBad) queue under a mutex and become visible at the next
+// rebuild, which Run performs when enough are pending and periodically, off
+// the selection path.
+//
+// # Layout
+//
+// Per run the table holds its start, the count of bad cells before it (a
+// prefix sum), its cause, expiry and TTL: 29 bytes, plus about one byte of
+// search index (see search.go); 30.1 bytes per run in all.
 package memory
