@@ -49,7 +49,7 @@ type Weighted struct {
 
 // Validate reports an Exponent that is not finite and positive.
 func (w Weighted) Validate() error {
-	if !(w.Exponent > 0) || math.IsInf(w.Exponent, 0) {
+	if !finitePositive(w.Exponent) {
 		return fmt.Errorf("geom: weighted exponent %v is not finite and positive", w.Exponent)
 	}
 	return nil
@@ -58,7 +58,7 @@ func (w Weighted) Validate() error {
 // Pick returns floor(n·u^Exponent), clamped to [0, n).
 func (w Weighted) Pick(u float64, n int64) int64 {
 	u = unit(u)
-	if w.Validate() != nil || w.Exponent == 1 {
+	if !finitePositive(w.Exponent) || w.Exponent == 1 {
 		return rankAt(u, n)
 	}
 	return rankAt(math.Pow(u, w.Exponent), n)
@@ -95,7 +95,7 @@ func (d Normal) Validate() error {
 	if !(d.Mean >= 0 && d.Mean <= 1) {
 		errs = append(errs, fmt.Errorf("geom: normal mean %v outside [0, 1]", d.Mean))
 	}
-	if !(d.Deviation > 0) || math.IsInf(d.Deviation, 0) {
+	if !finitePositive(d.Deviation) {
 		errs = append(errs, fmt.Errorf("geom: normal deviation %v is not finite and positive", d.Deviation))
 	}
 	return errors.Join(errs...)
@@ -187,6 +187,8 @@ func (e Expand) Validate() error {
 func ExpandedUniverse(s Shape, bad int64) int64 {
 	return s.Len() + min(max(bad, 0), MaxBeyond)
 }
+
+func finitePositive(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
 
 // unit clamps u to [0, 1): NaN and values below 0 become 0, values at or
 // above 1 the largest float64 below 1.

@@ -121,7 +121,7 @@ func TestRingWalk(t *testing.T) {
 	}
 }
 
-// shapeInternals exposes what the exhaustive check compares against.
+// shapeBound returns the last ring of a shape's tables.
 func shapeBound(s Shape) int64 {
 	switch s := s.(type) {
 	case *Circle:

@@ -10,9 +10,10 @@ const (
 	// MaxRadius is the largest radius, inner radius or rectangle half-extent
 	// a shape accepts, in chunks: 2,097,152 chunks (33,554,432 blocks), past
 	// Minecraft's world border at 29,999,984 blocks. A shape keeps two int64
-	// per Chebyshev ring (see the design note in spiral.go), so the largest
+	// per Chebyshev ring (see the design note below), so the largest
 	// circle holds 32 MiB of tables and the largest rotated rectangle about
-	// 48 MiB; its Len is below 2^45, far from overflowing int64.
+	// 45 MiB; no Len exceeds (2·MaxRadius+1)² < 2^45, far from overflowing
+	// int64.
 	MaxRadius int64 = 1 << 21
 
 	// MaxCenter bounds the magnitude of both coordinates of a shape's centre
@@ -52,8 +53,8 @@ const (
 // circle and square, symmetric under a quarter turn, repeat side 0 on side 1.
 // Clips compute the intervals in exact integer arithmetic (an integer square
 // root for the circle, fixed-point half-planes for the rotated rectangle),
-// so the intervals agree with Contains cell for cell; the exhaustive tests
-// check that against a brute-force scan.
+// so the intervals agree with Contains cell for cell and need no correction
+// pass; the exhaustive tests check that against a brute-force scan.
 //
 // The spiral stores, per ring, the number of the shape's cells and the number
 // of outer-region cells in all earlier rings (two []int64 of the bound + 2

@@ -23,8 +23,8 @@ type Square struct {
 
 var _ Shape = (*Square)(nil)
 
-// NewSquare returns the square of the given radius (half the edge, less the
-// centre chunk) and inner radius (0 for no hole) around center, in chunks.
+// NewSquare returns the square of the given radius (the square is 2·radius+1
+// chunks wide) and inner radius (0 for no hole) around center, in chunks.
 // It reports every invalid parameter: radius outside [0, MaxRadius], inner
 // outside [0, radius], a centre coordinate beyond ±MaxCenter.
 func NewSquare(center Chunk, radius, inner int64) (*Square, error) {
