@@ -1,0 +1,271 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// schemaVersion is the PRAGMA user_version this package writes and reads.
+const schemaVersion = 1
+
+// schema creates version 1. The records table is a rowid table (large
+// blobs belong in overflow pages of a rowid table, not in a WITHOUT ROWID
+// b-tree) with the small columns first, so the LRU index and COUNT/SUM never
+// touch blob pages. records_lru covers the eviction query.
+var schema = []string{
+	`CREATE TABLE IF NOT EXISTS records (
+		id      INTEGER PRIMARY KEY,
+		digest  BLOB NOT NULL UNIQUE CHECK (length(digest) = 32),
+		size    INTEGER NOT NULL CHECK (size >= 0),
+		recency INTEGER NOT NULL,
+		key     BLOB NOT NULL,
+		payload BLOB NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS records_lru ON records (recency, digest, size)`,
+	`CREATE TABLE IF NOT EXISTS meta (
+		id      INTEGER PRIMARY KEY CHECK (id = 1),
+		entries INTEGER NOT NULL,
+		bytes   INTEGER NOT NULL,
+		seq     INTEGER NOT NULL
+	)`,
+	`INSERT OR IGNORE INTO meta (id, entries, bytes, seq) VALUES (1, 0, 0, 0)`,
+	fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion),
+}
+
+// Statements of the read pool.
+const (
+	sqlGet   = `SELECT key, payload FROM records WHERE digest = ?`
+	sqlStats = `SELECT entries, bytes FROM meta WHERE id = 1`
+	sqlScan  = `SELECT digest, key, payload FROM records WHERE digest > ? ORDER BY digest LIMIT ?`
+)
+
+// Open opens the archive database at path, creating it and its parent
+// directories if missing, and returns a Store ready for use. It is bounded
+// by opts.OpenTimeout (and ctx).
+//
+// Open sets WAL mode with synchronous=NORMAL, runs PRAGMA quick_check,
+// creates or checks the schema (user_version), compares the counters with
+// COUNT/SUM over the rows and repairs them (logging the repair), and trims
+// the store to opts.Limits. A file that is not a database, is corrupt, or
+// has a newer schema makes Open fail with one error of the form
+// "sqlitestore: open PATH: REASON"; nothing is deleted or rewritten then.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return nil, errors.New("sqlitestore: open: empty path")
+	}
+	opts = opts.withDefaults()
+	octx, cancel := context.WithTimeoutCause(ctx, opts.OpenTimeout, errOpenTimeout)
+	defer cancel()
+
+	s := &Store{
+		path:    path,
+		opts:    opts,
+		log:     opts.Logger,
+		sem:     make(chan struct{}, opts.MaxConcurrentTx),
+		ops:     make(chan *writeOp),
+		touches: newTouches(touchBatch),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	if err := s.open(octx); err != nil {
+		s.closeDB()
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, fmt.Errorf("sqlitestore: open %s: %w", path, cerr)
+		}
+		if errors.Is(context.Cause(octx), errOpenTimeout) {
+			return nil, fmt.Errorf("sqlitestore: open %s: %w after %v (%v)", path, errOpenTimeout, opts.OpenTimeout, err)
+		}
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	go s.run()
+	return s, nil
+}
+
+var errOpenTimeout = errors.New("open timed out")
+
+func (s *Store) open(ctx context.Context) error {
+	if dir := filepath.Dir(s.path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	if fi, err := os.Stat(s.path); err == nil && fi.IsDir() {
+		return errors.New("is a directory")
+	}
+
+	// The writing connection.
+	wdb, err := sql.Open(driverName, writerDSN(s.path, s.opts.TxTimeout))
+	if err != nil {
+		return err
+	}
+	s.wdb = wdb
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+	conn, err := wdb.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	if err := setupWriter(ctx, conn); err != nil {
+		conn.Close()
+		return err
+	}
+	if err := quickCheck(ctx, conn); err != nil {
+		conn.Close()
+		return err
+	}
+	s.w = &writer{path: s.path, limits: s.opts.Limits, log: s.log, conn: conn}
+	if err := s.initSchema(ctx); err != nil {
+		return err
+	}
+
+	// The read-only pool.
+	rdb, err := sql.Open(driverName, readerDSN(s.path, s.opts.TxTimeout))
+	if err != nil {
+		return err
+	}
+	s.rdb = rdb
+	rdb.SetMaxOpenConns(s.opts.MaxConcurrentTx)
+	rdb.SetMaxIdleConns(s.opts.MaxConcurrentTx)
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.getStmt, sqlGet},
+		{&s.statsStmt, sqlStats},
+		{&s.scanStmt, sqlScan},
+	} {
+		st, err := rdb.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", p.sql, err)
+		}
+		*p.dst = st
+	}
+	return nil
+}
+
+// setupWriter configures the writing connection. journal_mode is the first
+// statement that reads the file header, so a file that is not a database
+// fails here.
+func setupWriter(ctx context.Context, conn *sql.Conn) error {
+	var mode string
+	if err := conn.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal_mode is %q, want wal", mode)
+	}
+	for _, p := range []string{
+		// WAL with synchronous=NORMAL: a commit is durable against a
+		// process crash or SIGKILL (the WAL frames are in the OS by then);
+		// only a power loss or kernel crash may lose the last commits, never
+		// consistency. See the package documentation.
+		`PRAGMA synchronous = NORMAL`,
+		// Keep the WAL from staying large after a burst of writes.
+		`PRAGMA journal_size_limit = 67108864`,
+	} {
+		if _, err := conn.ExecContext(ctx, p); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// quickCheck runs PRAGMA quick_check and reports the first problems found.
+func quickCheck(ctx context.Context, conn *sql.Conn) error {
+	rows, err := conn.QueryContext(ctx, `PRAGMA quick_check(5)`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return err
+		}
+		if line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("database disk image is malformed: quick_check: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// initSchema creates the schema when missing or checks its version, then
+// checks the counters and trims to the limits, all in one write
+// transaction (so concurrent openers, in any process, do not race).
+func (s *Store) initSchema(ctx context.Context) error {
+	w := s.w
+	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			w.rollback()
+		}
+	}()
+	var version int
+	if err := w.conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return err
+	}
+	switch {
+	case version == 0:
+		var tables int
+		if err := w.conn.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name IN ('records', 'meta')`).Scan(&tables); err != nil {
+			return err
+		}
+		if tables != 0 {
+			return errors.New("schema version 0 with archive tables present: not an archive this package wrote")
+		}
+		for _, q := range schema {
+			if _, err := w.conn.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("create schema: %w", err)
+			}
+		}
+	case version > schemaVersion:
+		return fmt.Errorf("schema version %d is newer than this build's %d", version, schemaVersion)
+	case version < schemaVersion:
+		return fmt.Errorf("schema version %d is not supported", version)
+	}
+	if err := w.prepare(ctx); err != nil {
+		return err
+	}
+	t := &wtx{ctx: ctx, w: w}
+	if err := w.loadMeta.QueryRowContext(ctx).Scan(&t.entries, &t.bytes, &t.seq); err != nil {
+		return fmt.Errorf("read counters: %w", err)
+	}
+	if err := t.recount("counter check on open"); err != nil {
+		return err
+	}
+	if err := t.evict(nil); err != nil {
+		return err
+	}
+	if _, err := w.storeMeta.ExecContext(ctx, t.entries, t.bytes, t.seq); err != nil {
+		return fmt.Errorf("write counters: %w", err)
+	}
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	ok = true
+	return nil
+}
+
+// busyMillis is the SQLite busy timeout for a transaction bound.
+func busyMillis(d time.Duration) int64 { return max(d.Milliseconds(), 1) }

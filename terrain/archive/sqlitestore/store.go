@@ -1,0 +1,415 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/rtpengine/rtp/terrain/archive"
+)
+
+// Defaults of Options.
+const (
+	DefaultOpenTimeout     = time.Second
+	DefaultTxTimeout       = 5 * time.Second
+	DefaultMaxConcurrentTx = 8
+	DefaultTouchDelay      = 50 * time.Millisecond
+)
+
+// touchBatch is the number of pending touches at which the writer applies
+// them at once instead of waiting for TouchDelay.
+const touchBatch = 256
+
+// scanPageRows and scanPageBytes bound one Scan page (one read transaction).
+const (
+	scanPageRows  = 64
+	scanPageBytes = 8 << 20
+)
+
+// evictBatch is how many eviction candidates one query fetches.
+const evictBatch = 32
+
+// Options configure a Store. The zero value selects every default.
+type Options struct {
+	// Limits bound the store. A zero field takes the archive default:
+	// archive.DefaultMaxEntries (65,536) entries and archive.DefaultMaxBytes
+	// (4 GiB) of Record.Size. Open trims a store that holds more.
+	Limits archive.Limits
+
+	// OpenTimeout bounds Open as a whole: creating the file, the integrity
+	// check, the schema and the counter check. Default 1 s.
+	OpenTimeout time.Duration
+
+	// TxTimeout bounds each storage transaction from the moment it is
+	// admitted (time waiting for admission does not count). Default 5 s.
+	TxTimeout time.Duration
+
+	// MaxConcurrentTx is how many storage transactions (reads and writes
+	// together) may run at once. Default 8.
+	MaxConcurrentTx int
+
+	// TouchDelay is the longest a hit's recency update waits to be batched
+	// with others when no write comes first. Default 50 ms.
+	TouchDelay time.Duration
+
+	// Logger receives counter repairs and failures of background recency
+	// updates. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Validate reports every invalid field at once.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Limits.MaxEntries < 0 {
+		errs = append(errs, fmt.Errorf("sqlitestore: Limits.MaxEntries %d is negative", o.Limits.MaxEntries))
+	}
+	if o.Limits.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("sqlitestore: Limits.MaxBytes %d is negative", o.Limits.MaxBytes))
+	}
+	if o.OpenTimeout < 0 {
+		errs = append(errs, fmt.Errorf("sqlitestore: OpenTimeout %v is negative", o.OpenTimeout))
+	}
+	if o.TxTimeout < 0 {
+		errs = append(errs, fmt.Errorf("sqlitestore: TxTimeout %v is negative", o.TxTimeout))
+	}
+	if o.MaxConcurrentTx < 0 {
+		errs = append(errs, fmt.Errorf("sqlitestore: MaxConcurrentTx %d is negative", o.MaxConcurrentTx))
+	}
+	if o.TouchDelay < 0 {
+		errs = append(errs, fmt.Errorf("sqlitestore: TouchDelay %v is negative", o.TouchDelay))
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns o with zero fields replaced by their defaults.
+func (o Options) withDefaults() Options {
+	o.Limits = o.Limits.WithDefaults()
+	if o.OpenTimeout == 0 {
+		o.OpenTimeout = DefaultOpenTimeout
+	}
+	if o.TxTimeout == 0 {
+		o.TxTimeout = DefaultTxTimeout
+	}
+	if o.MaxConcurrentTx == 0 {
+		o.MaxConcurrentTx = DefaultMaxConcurrentTx
+	}
+	if o.TouchDelay == 0 {
+		o.TouchDelay = DefaultTouchDelay
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// errTxTimeout is the cause of a transaction context that ran out of
+// TxTimeout. It is a storage failure, not a caller's context error, so the
+// error a method returns for it does not wrap context.DeadlineExceeded.
+var errTxTimeout = errors.New("transaction timed out")
+
+// Store is an archive.Store in one SQLite database file. Create one with
+// Open; the zero value is not usable. A Store is safe for concurrent use;
+// several Stores (in one process or several) may share one file.
+//
+// All writes go through one goroutine that owns the only writing
+// connection; Get, Scan and Stats use a pool of read-only connections.
+type Store struct {
+	path string
+	opts Options // with defaults
+	log  *slog.Logger
+
+	wdb *sql.DB // one connection, wconn, used only by the writer goroutine
+	w   *writer
+	rdb *sql.DB // read-only pool, at most MaxConcurrentTx connections
+
+	getStmt   *sql.Stmt
+	statsStmt *sql.Stmt
+	scanStmt  *sql.Stmt
+
+	sem     chan struct{} // one token per running storage transaction
+	ops     chan *writeOp // to the writer goroutine
+	touches *touches
+	stop    chan struct{} // closed by Close once no call is in flight
+	done    chan struct{} // closed by the writer goroutine when it returns
+
+	mu       sync.Mutex     // protects following fields
+	closed   bool           // set by Close; no call enters afterwards
+	inflight sync.WaitGroup // calls in progress; Add only under mu while !closed
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ archive.Store = (*Store)(nil)
+
+// Path returns the database file's path as given to Open.
+func (s *Store) Path() string { return s.path }
+
+// enter admits a call unless the store is closed or ctx is done. A nil
+// error must be paired with s.leave.
+func (s *Store) enter(ctx context.Context, op string) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return archive.ErrStoreClosed
+	}
+	s.inflight.Add(1)
+	s.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		s.inflight.Done()
+		return fmt.Errorf("sqlitestore: %s: %w", op, err)
+	}
+	return nil
+}
+
+func (s *Store) leave() { s.inflight.Done() }
+
+// admit waits for a transaction slot (honouring ctx), then returns the
+// transaction's context, bounded by TxTimeout from now, and the function
+// that releases both.
+func (s *Store) admit(ctx context.Context) (context.Context, func(), error) {
+	select {
+	case s.sem <- struct{}{}:
+	default:
+		select {
+		case s.sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+	txctx, cancel := context.WithTimeoutCause(ctx, s.opts.TxTimeout, errTxTimeout)
+	return txctx, func() {
+		cancel()
+		<-s.sem
+	}, nil
+}
+
+// fail wraps err from operation op: the caller's context error when ctx is
+// done, a timeout when the transaction's own bound ran out, else err.
+func (s *Store) fail(op string, ctx, txctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("sqlitestore: %s: %w", op, cerr)
+	}
+	if txctx != nil && errors.Is(context.Cause(txctx), errTxTimeout) {
+		return fmt.Errorf("sqlitestore: %s: %w after %v (%v)", op, errTxTimeout, s.opts.TxTimeout, err)
+	}
+	return fmt.Errorf("sqlitestore: %s: %w", op, err)
+}
+
+// Get returns the record with digest d. A hit becomes the most recently
+// used record: the update is queued and applied by the writer before its
+// next transaction's eviction decision, or within TouchDelay (see the
+// package documentation). The returned slices are the caller's.
+func (s *Store) Get(ctx context.Context, d archive.Digest) (archive.Record, bool, error) {
+	if err := s.enter(ctx, "get"); err != nil {
+		return archive.Record{}, false, err
+	}
+	defer s.leave()
+	txctx, release, err := s.admit(ctx)
+	if err != nil {
+		return archive.Record{}, false, fmt.Errorf("sqlitestore: get: %w", err)
+	}
+	var key, payload []byte
+	err = s.getStmt.QueryRowContext(txctx, d[:]).Scan(&key, &payload)
+	release()
+	if errors.Is(err, sql.ErrNoRows) {
+		return archive.Record{}, false, nil
+	}
+	if err != nil {
+		return archive.Record{}, false, s.fail("get", ctx, txctx, err)
+	}
+	s.touches.add(d)
+	return archive.Record{Digest: d, Key: nonNil(key), Payload: nonNil(payload)}, true, nil
+}
+
+// Put stores r as the most recently used record and evicts least recently
+// used records until both limits hold, in one transaction. A record larger
+// than MaxBytes is not stored and Put returns nil. Put does not retain r's
+// slices.
+func (s *Store) Put(ctx context.Context, r archive.Record) error {
+	if err := s.enter(ctx, "put"); err != nil {
+		return err
+	}
+	defer s.leave()
+	if r.Size() > s.opts.Limits.MaxBytes {
+		return nil
+	}
+	return s.write(ctx, "put", &writeOp{kind: opPut, rec: r})
+}
+
+// Delete removes the record with digest d, if present.
+func (s *Store) Delete(ctx context.Context, d archive.Digest) error {
+	if err := s.enter(ctx, "delete"); err != nil {
+		return err
+	}
+	defer s.leave()
+	return s.write(ctx, "delete", &writeOp{kind: opDelete, rec: archive.Record{Digest: d}})
+}
+
+// Clear removes every record. Pending recency updates are dropped.
+func (s *Store) Clear(ctx context.Context) error {
+	if err := s.enter(ctx, "clear"); err != nil {
+		return err
+	}
+	defer s.leave()
+	return s.write(ctx, "clear", &writeOp{kind: opClear})
+}
+
+// write hands op to the writer goroutine and waits for its result or ctx.
+// If ctx ends first, write returns ctx's error; the writer then skips the
+// operation or interrupts it (a transaction already committed stays).
+func (s *Store) write(ctx context.Context, name string, op *writeOp) error {
+	op.ctx = ctx
+	op.name = name
+	op.reply = make(chan error, 1)
+	select {
+	case s.ops <- op:
+	case <-ctx.Done():
+		return fmt.Errorf("sqlitestore: %s: %w", name, ctx.Err())
+	}
+	select {
+	case err := <-op.reply:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("sqlitestore: %s: %w", name, ctx.Err())
+	}
+}
+
+// Scan calls fn for every record, in digest order, stopping at the first
+// error fn returns, which Scan returns as is. Records are read in pages, each
+// page in its own read transaction, and fn runs outside any transaction: a
+// record present during the whole Scan is visited exactly once, one added or
+// removed meanwhile may or may not be. Scan changes no recency. The
+// record's slices are fn's to keep.
+func (s *Store) Scan(ctx context.Context, fn func(archive.Record) error) error {
+	if err := s.enter(ctx, "scan"); err != nil {
+		return err
+	}
+	defer s.leave()
+	after := []byte{}
+	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("sqlitestore: scan: %w", err)
+		}
+		page, more, err := s.scanPage(ctx, after)
+		if err != nil {
+			return err
+		}
+		for _, r := range page {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if !more {
+			return nil
+		}
+		last := page[len(page)-1].Digest
+		after = last[:]
+	}
+}
+
+// scanPage reads the records after the given digest, up to scanPageRows
+// records or scanPageBytes bytes; more reports whether more may follow.
+func (s *Store) scanPage(ctx context.Context, after []byte) (page []archive.Record, more bool, err error) {
+	txctx, release, err := s.admit(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("sqlitestore: scan: %w", err)
+	}
+	defer release()
+	rows, err := s.scanStmt.QueryContext(txctx, after, scanPageRows)
+	if err != nil {
+		return nil, false, s.fail("scan", ctx, txctx, err)
+	}
+	defer rows.Close()
+	var bytes int64
+	for rows.Next() {
+		var d, key, payload []byte
+		if err := rows.Scan(&d, &key, &payload); err != nil {
+			return nil, false, s.fail("scan", ctx, txctx, err)
+		}
+		if len(d) != len(archive.Digest{}) {
+			return nil, false, fmt.Errorf("sqlitestore: scan: row with a %d-byte digest", len(d))
+		}
+		r := archive.Record{Digest: archive.Digest(d), Key: nonNil(key), Payload: nonNil(payload)}
+		page = append(page, r)
+		bytes += r.Size()
+		if bytes >= scanPageBytes {
+			return page, true, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, s.fail("scan", ctx, txctx, err)
+	}
+	return page, len(page) == scanPageRows, nil
+}
+
+// Stats reports the retained entries and bytes (the counters kept in the
+// database, updated in every write transaction) and the limits.
+func (s *Store) Stats(ctx context.Context) (archive.StoreStats, error) {
+	if err := s.enter(ctx, "stats"); err != nil {
+		return archive.StoreStats{}, err
+	}
+	defer s.leave()
+	txctx, release, err := s.admit(ctx)
+	if err != nil {
+		return archive.StoreStats{}, fmt.Errorf("sqlitestore: stats: %w", err)
+	}
+	defer release()
+	st := archive.StoreStats{Limits: s.opts.Limits}
+	if err := s.statsStmt.QueryRowContext(txctx).Scan(&st.Entries, &st.Bytes); err != nil {
+		return archive.StoreStats{}, s.fail("stats", ctx, txctx, err)
+	}
+	return st, nil
+}
+
+// Close waits for calls in progress, lets the writer apply pending recency
+// updates, and closes the database. Every method then returns
+// archive.ErrStoreClosed; Close itself is idempotent and returns the first
+// call's result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.inflight.Wait()
+		close(s.stop)
+		<-s.done
+		s.closeErr = s.closeDB()
+	})
+	return s.closeErr
+}
+
+// closeDB releases statements and connections; Open uses it on failure.
+func (s *Store) closeDB() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{s.getStmt, s.statsStmt, s.scanStmt} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	if s.rdb != nil {
+		errs = append(errs, s.rdb.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.close())
+	}
+	if s.wdb != nil {
+		errs = append(errs, s.wdb.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlitestore: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// nonNil returns b, or an empty slice for nil: records keep their shape.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
