@@ -26,7 +26,7 @@ const (
 
 	riverThreshold = 300.0 // rain-weighted upstream nodes that make a river
 	lakeNodeDepth  = 0.1   // a filled node this deep belongs to a depression
-	lakeMinDepth   = 6.0   // a depression this deep somewhere is a lake
+	lakeMinDepth   = 8.0   // a depression this deep somewhere is a lake
 	lakeMinNodes   = 6
 )
 

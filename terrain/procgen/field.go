@@ -18,39 +18,42 @@ type field struct {
 	moistFreq   float64
 	volcChance  uint64 // a grid square holds a volcano when its hash is below this
 	seed        struct {
-		warpX, warpZ, cont, hills, mask, ridge, detail, volc, lava, temp, moist, meanderX, meanderZ, jitter uint64
+		warpX, warpZ, cont, hills, mask, ridge, detail, volc, lava, temp, moist, meanderX, meanderZ, jitter, cliff uint64
 	}
 }
 
 // Shape constants. They are part of the arithmetic pinned by Version.
 const (
-	warpFreq    = 1.0 / 1200
-	warpAmp     = 280.0
-	contFreq    = 1.0 / 4000
-	contShift   = 0.09 // added to continentalness: more land than sea
-	contStd     = 0.2  // approximate standard deviation of a 5-octave fbm
-	hillsFreq   = 1.0 / 500
-	hillsAmp    = 30.0
-	maskFreq    = 1.0 / 3000
-	ridgeFreq   = 1.0 / 1100
-	mountainAmp = 170.0
-	detailFreq  = 1.0 / 40
-	detailAmp   = 1.8
-	volcGrid    = 2048 // one candidate volcano per square of this many blocks
-	volcMargin  = 460  // a volcano's centre keeps this far from its square's edges
-	volcMinR    = 220.0
-	volcMaxR    = 440.0
-	coneAmp     = 75.0
-	craterK     = 0.8
-	lavaK       = 0.84
-	calderaAmp  = 14.0
-	lavaFreq    = 1.0 / 150
-	climateAmp  = 3.5 // fbm std 0.2 -> climate std about 0.7
-	lapse       = 1.0 / 90
-	meanderFreq = 1.0 / 56
-	meanderAmp  = 7.0
-	jitterFreq  = 1.0 / 160
-	jitterAmp   = 1.2
+	warpFreq     = 1.0 / 1200
+	warpAmp      = 280.0
+	contFreq     = 1.0 / 4000
+	contShift    = 0.09 // added to continentalness: more land than sea
+	contStd      = 0.2  // approximate standard deviation of a 5-octave fbm
+	hillsFreq    = 1.0 / 500
+	hillsAmp     = 30.0
+	maskFreq     = 1.0 / 3000
+	ridgeFreq    = 1.0 / 800
+	mountainAmp  = 190.0
+	detailFreq   = 1.0 / 40
+	detailAmp    = 1.8
+	volcGrid     = 2048 // one candidate volcano per square of this many blocks
+	volcMargin   = 460  // a volcano's centre keeps this far from its square's edges
+	volcMinR     = 220.0
+	volcMaxR     = 440.0
+	coneAmp      = 75.0
+	craterK      = 0.8
+	lavaK        = 0.84
+	calderaAmp   = 14.0
+	lavaFreq     = 1.0 / 150
+	climateAmp   = 3.5 // fbm std 0.2 -> climate std about 0.7
+	lapse        = 1.0 / 90
+	meanderFreq  = 1.0 / 56
+	meanderAmp   = 7.0
+	jitterFreq   = 1.0 / 160
+	jitterAmp    = 1.2
+	cliffFreq    = 1.0 / 1400
+	cliffStep    = 12.0 // blocks between terrace benches
+	cliffRiserLo = 0.42 // a riser spans the middle 16% of each step
 )
 
 func newField(p Params) *field {
@@ -79,7 +82,7 @@ func newField(p Params) *field {
 	f.seed.lava, f.seed.temp = layer(9), layer(10)
 	f.seed.moist = layer(11)
 	f.seed.meanderX, f.seed.meanderZ = layer(12), layer(13)
-	f.seed.jitter = layer(14)
+	f.seed.jitter, f.seed.cliff = layer(14), layer(15)
 	return f
 }
 
@@ -122,10 +125,18 @@ func (f *field) at(x, z float64) base {
 	rel := spline(coastSpline[:], s)
 	rel += float64(float64(fbm(f.seed.hills, wx, wz, hillsFreq, 4)*hillsAmp) * float64(0.3+float64(0.7*land)))
 
-	mask := float64(ramp(fbm(f.seed.mask, wx, wz, maskFreq, 3), -0.1, 0.2) * land)
+	mask := float64(ramp(fbm(f.seed.mask, wx, wz, maskFreq, 3), -0.15, 0.15) * land)
 	if mask > 0 {
 		r := ridged(f.seed.ridge, wx, wz, ridgeFreq, 5)
 		rel += float64(float64(mask*float64(r*r)) * mountainAmp)
+	}
+	// Terraced cliffs where the cliff noise allows: flat benches joined by
+	// steep risers, stronger on higher ground.
+	if c := float64(ramp(fbm(f.seed.cliff, wx, wz, cliffFreq, 2), -0.05, 0.1) * land); c > 0 && rel > 20 {
+		t := rel / cliffStep
+		fl := math.Floor(t)
+		terraced := float64(float64(fl+smoothstep(float64(float64(t-fl)-cliffRiserLo)/(1-2*cliffRiserLo))) * cliffStep)
+		rel = lerp(rel, terraced, float64(c*ramp(rel, 20, 50)))
 	}
 	rel += float64(fbm(f.seed.detail, x, z, detailFreq, 3) * detailAmp)
 

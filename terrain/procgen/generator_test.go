@@ -49,8 +49,8 @@ func mustTile(t testing.TB, g *Generator, req terrain.Request) *terrain.Tile {
 func TestTilesValid(t *testing.T) {
 	g := shared(t)
 	r := rand.New(rand.NewPCG(1, 2))
-	for range 40 {
-		size := int32(1 + r.IntN(1024))
+	for range 30 {
+		size := int32(1 + r.IntN(512))
 		req := terrain.Request{
 			OriginX:    int64(r.IntN(2*testArea-int(size))) - testArea,
 			OriginZ:    int64(r.IntN(2*testArea-int(size))) - testArea,

@@ -11,6 +11,6 @@ const Version = "1"
 // hex over the elevation, water and cover arrays in little-endian followed
 // by Min and Max.
 const (
-	fingerprintDry = "99481e4c5682ead283ff63176a8d2a1380f71b94becd57b3ac6f849e2634ead5"
-	fingerprintWet = "c7d14907af598f60f605878e3116a3ff48980df30af2aa4236803ea8c196c226"
+	fingerprintDry = "611292fc3cf5dbe6b8275338d82a73ac7ff4657047635bc02f2a54d8f9a47e98"
+	fingerprintWet = "4d3b66cf8c35d775a095c243814ba9704322618c6d16572363dc373c768d873b"
 )
