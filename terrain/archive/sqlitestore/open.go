@@ -116,7 +116,14 @@ func (s *Store) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := setupWriter(ctx, conn); err != nil {
+	// SQLite's busy wait does not see the context: bound it by the time
+	// Open has left, then by TxTimeout once open.
+	if err := setBusyTimeout(ctx, conn, time.Until(deadline(ctx))); err != nil {
+		conn.Close()
+		return err
+	}
+	// Recognise a file that is not ours before changing anything in it.
+	if err := precheck(ctx, conn); err != nil {
 		conn.Close()
 		return err
 	}
@@ -124,8 +131,15 @@ func (s *Store) open(ctx context.Context) error {
 		conn.Close()
 		return err
 	}
+	if err := setupWriter(ctx, conn); err != nil {
+		conn.Close()
+		return err
+	}
 	s.w = &writer{path: s.path, limits: s.opts.Limits, log: s.log, conn: conn}
 	if err := s.initSchema(ctx); err != nil {
+		return err
+	}
+	if err := setBusyTimeout(ctx, conn, s.opts.TxTimeout); err != nil {
 		return err
 	}
 
@@ -154,9 +168,52 @@ func (s *Store) open(ctx context.Context) error {
 	return nil
 }
 
-// setupWriter configures the writing connection. journal_mode is the first
-// statement that reads the file header, so a file that is not a database
-// fails here.
+// deadline returns ctx's deadline (Open always sets one).
+func deadline(ctx context.Context) time.Time {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return time.Now().Add(DefaultOpenTimeout)
+	}
+	return d
+}
+
+func setBusyTimeout(ctx context.Context, conn *sql.Conn, d time.Duration) error {
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, busyMillis(d))); err != nil {
+		return fmt.Errorf("busy_timeout: %w", err)
+	}
+	return nil
+}
+
+// precheck reads the header and schema version, the first reads of the
+// file (so a file that is not a database fails here), and rejects a
+// database this package did not write or a newer schema before anything
+// is written to it. initSchema checks again inside its transaction.
+func precheck(ctx context.Context, conn *sql.Conn) error {
+	var version, tables int
+	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return err
+	}
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name IN ('records', 'meta')`).Scan(&tables); err != nil {
+		return err
+	}
+	return checkVersion(version, tables)
+}
+
+// checkVersion accepts a new database (version 0, no archive tables) or the
+// current schema.
+func checkVersion(version, tables int) error {
+	switch {
+	case version == 0 && tables != 0:
+		return errors.New("schema version 0 with archive tables present: not an archive this package wrote")
+	case version > schemaVersion:
+		return fmt.Errorf("schema version %d is newer than this build's %d", version, schemaVersion)
+	case version != 0 && version < schemaVersion:
+		return fmt.Errorf("schema version %d is not supported", version)
+	}
+	return nil
+}
+
+// setupWriter switches the writing connection to WAL mode.
 func setupWriter(ctx context.Context, conn *sql.Conn) error {
 	var mode string
 	if err := conn.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
@@ -221,28 +278,22 @@ func (s *Store) initSchema(ctx context.Context) error {
 			w.rollback()
 		}
 	}()
-	var version int
+	var version, tables int
 	if err := w.conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 		return err
 	}
-	switch {
-	case version == 0:
-		var tables int
-		if err := w.conn.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name IN ('records', 'meta')`).Scan(&tables); err != nil {
-			return err
-		}
-		if tables != 0 {
-			return errors.New("schema version 0 with archive tables present: not an archive this package wrote")
-		}
+	if err := w.conn.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name IN ('records', 'meta')`).Scan(&tables); err != nil {
+		return err
+	}
+	if err := checkVersion(version, tables); err != nil {
+		return err
+	}
+	if version == 0 {
 		for _, q := range schema {
 			if _, err := w.conn.ExecContext(ctx, q); err != nil {
 				return fmt.Errorf("create schema: %w", err)
 			}
 		}
-	case version > schemaVersion:
-		return fmt.Errorf("schema version %d is newer than this build's %d", version, schemaVersion)
-	case version < schemaVersion:
-		return fmt.Errorf("schema version %d is not supported", version)
 	}
 	if err := w.prepare(ctx); err != nil {
 		return err

@@ -120,10 +120,3 @@ func (t *touches) len() int {
 	defer t.mu.Unlock()
 	return t.set.len()
 }
-
-// discard drops every pending touch (Clear: they could only miss).
-func (t *touches) discard() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.set.take()
-}
