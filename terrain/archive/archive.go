@@ -27,8 +27,10 @@ type Options struct {
 	// write that finds the queue full is dropped and counted, never waited
 	// for. Default: 256.
 	QueueLength int
-	// ReadTimeout bounds one store read; a read that times out costs a
-	// regeneration. Default: 5 s. Negative: no bound besides the caller's ctx.
+	// ReadTimeout, when positive, bounds one store read; a read that times
+	// out costs a regeneration. Default: none besides the caller's ctx,
+	// since stores bound their own transactions (the SQLite store's
+	// TxTimeout, for one) and a timer per hit is measurable.
 	ReadTimeout time.Duration
 	// WriteTimeout bounds one store write. Default: 5 s. Negative: no bound.
 	WriteTimeout time.Duration
@@ -40,7 +42,6 @@ type Options struct {
 // Defaults for Options.
 const (
 	DefaultQueueLength  = 256
-	DefaultReadTimeout  = 5 * time.Second
 	DefaultWriteTimeout = 5 * time.Second
 	DefaultLogInterval  = time.Minute
 )
@@ -54,9 +55,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.QueueLength <= 0 {
 		o.QueueLength = DefaultQueueLength
-	}
-	if o.ReadTimeout == 0 {
-		o.ReadTimeout = DefaultReadTimeout
 	}
 	if o.WriteTimeout == 0 {
 		o.WriteTimeout = DefaultWriteTimeout
@@ -303,14 +301,7 @@ func (a *Archive) check(rec Record, key []byte, req terrain.Request) (*terrain.T
 	if !bytes.Equal(rec.Key, key) {
 		return nil, errors.New("archive: stored key differs from the request's (digest collision or corruption)")
 	}
-	t, err := DecodeTile(rec.Payload)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.Validate(req); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return decodeChecked(rec.Payload, req)
 }
 
 // generate joins or starts the flight for d and waits for it or for ctx.

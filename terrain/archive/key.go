@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"unsafe"
 
 	"github.com/rtpengine/rtp/terrain"
 )
@@ -313,14 +314,68 @@ func keyPrefix(p terrain.Producer, params any) ([]byte, error) {
 	return append(b, enc...), nil
 }
 
-// appendRequest appends the length-prefixed request part of a key.
+// appendRequest appends the length-prefixed request part of a key: the
+// canonical encoding of req, written through requestPlan when the request
+// has only fixed-width fields (no allocation, on every lookup's path).
 func appendRequest(b []byte, req terrain.Request) []byte {
 	at := len(b)
 	b = append(b, 0, 0, 0, 0)
-	b = appendValue(b, reflect.ValueOf(req))
+	if requestPlan == nil {
+		b = appendValue(b, reflect.ValueOf(req))
+	} else {
+		b = append(b, tagStruct)
+		b = appendU32(b, len(requestPlan))
+		base := unsafe.Pointer(&req)
+		for _, f := range requestPlan {
+			b = append(b, f.head...)
+			p := unsafe.Add(base, f.offset)
+			var x uint64
+			switch f.width {
+			case 1:
+				x = uint64(*(*uint8)(p))
+			case 2:
+				x = uint64(*(*uint16)(p))
+			case 4:
+				x = uint64(*(*uint32)(p))
+			case 8:
+				x = *(*uint64)(p)
+			}
+			b = appendFixed(b, x, f.width)
+		}
+	}
 	binary.LittleEndian.PutUint32(b[at:], uint32(len(b)-at-4))
 	return b
 }
+
+// planField encodes one fixed-width field of terrain.Request: head is its
+// name's length prefix, the name and the value's kind tag; the value is
+// width bytes read at offset. Reading a field's raw bytes gives the same
+// encoding appendValue writes: ints in two's complement, floats by their
+// bits, bools as 0 or 1 (TestRequestPlanMatchesReflection holds them equal).
+type planField struct {
+	head   []byte
+	offset uintptr
+	width  int
+}
+
+// requestPlan is derived from terrain.Request's type at start-up, so a new
+// field joins the key without anyone editing a list. It is nil when a
+// field is not fixed-width (appendRequest then uses reflection).
+var requestPlan = func() []planField {
+	var plan []planField
+	for i := range requestType.NumField() {
+		f := requestType.Field(i)
+		w := width(f.Type.Kind())
+		if w == 0 || f.Type.Size() != uintptr(w) {
+			return nil
+		}
+		head := appendU32(nil, len(f.Name))
+		head = append(head, f.Name...)
+		head = append(head, kindTags[f.Type.Kind()])
+		plan = append(plan, planField{head: head, offset: f.Offset, width: w})
+	}
+	return plan
+}()
 
 // EncodeKey returns the full canonical key of req produced by a source with
 // producer p and parameters params (a struct value, as Source.Params

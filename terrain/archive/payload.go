@@ -1,12 +1,14 @@
 package archive
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"math"
 	"reflect"
+	"unsafe"
 
 	"github.com/rtpengine/rtp/terrain"
 )
@@ -17,6 +19,7 @@ import (
 //	u32 n, request[n]              canonical encoding of the tile's Request
 //	u32 elevations, u32 water, u32 covers   sample counts
 //	f32 min, f32 max               extrema, by their bits
+//	zero bytes                     0 to 3, so the samples start at a multiple of 4
 //	f32 elevations[], f32 water[], u8 covers[]
 //	u32 CRC-32C                    of every byte before it
 //
@@ -33,7 +36,7 @@ var ErrCorrupt = errors.New("archive: corrupt payload")
 
 // EncodeTile returns the payload encoding of t. It does not validate t.
 func EncodeTile(t *terrain.Tile) []byte {
-	n := len(payloadMagic) + 4 + 64 + 12 + 8 + 4*len(t.Elevations) + 4*len(t.Water) + len(t.Cover) + 4
+	n := len(payloadMagic) + 4 + 64 + 12 + 8 + 3 + 4*len(t.Elevations) + 4*len(t.Water) + len(t.Cover) + 4
 	b := make([]byte, 0, n)
 	b = append(b, payloadMagic...)
 	b = appendRequest(b, t.Request)
@@ -42,6 +45,7 @@ func EncodeTile(t *terrain.Tile) []byte {
 	b = appendU32(b, len(t.Cover))
 	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(t.Min))
 	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(t.Max))
+	b = append(b, make([]byte, pad(len(b)))...)
 	b = appendFloats(b, t.Elevations)
 	b = appendFloats(b, t.Water)
 	for _, c := range t.Cover {
@@ -65,46 +69,215 @@ func appendFloats(b []byte, fs []float32) []byte {
 // payload length, whatever the input, and never panics. The tile is not
 // validated: call (*terrain.Tile).Validate with the expected request.
 func DecodeTile(p []byte) (*terrain.Tile, error) {
+	h, err := parsePayload(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.decodeRequest(); err != nil {
+		return nil, err
+	}
+	t := h.newTile()
+	for i := range t.Elevations {
+		t.Elevations[i] = h.float(i)
+	}
+	for i := range t.Water {
+		t.Water[i] = h.float(h.ne + i)
+	}
+	for i, c := range h.covers() {
+		t.Cover[i] = terrain.Cover(c)
+	}
+	return t, nil
+}
+
+// payload is a parsed payload header over its checked body.
+type payload struct {
+	reqEnc     []byte          // canonical encoding of the request
+	req        terrain.Request // decoded by decodeRequest
+	ne, nw, nc int
+	min, max   float32
+	data       []byte // 4*ne + 4*nw + nc bytes of samples
+}
+
+// parsePayload checks p's checksum and parses its header; the counts
+// account for exactly the sample bytes present.
+func parsePayload(p []byte) (payload, error) {
+	var h payload
 	if len(p) < len(payloadMagic)+4 {
-		return nil, fmt.Errorf("%w: %d bytes", ErrCorrupt, len(p))
+		return h, fmt.Errorf("%w: %d bytes", ErrCorrupt, len(p))
 	}
 	body, sum := p[:len(p)-4], binary.LittleEndian.Uint32(p[len(p)-4:])
 	if got := crc32.Checksum(body, castagnoli); got != sum {
-		return nil, fmt.Errorf("%w: checksum %08x, stored %08x", ErrCorrupt, got, sum)
+		return h, fmt.Errorf("%w: checksum %08x, stored %08x", ErrCorrupt, got, sum)
 	}
 	r := reader{b: body}
 	if string(r.take(len(payloadMagic))) != payloadMagic {
-		return nil, fmt.Errorf("%w: bad magic or format version", ErrCorrupt)
+		return h, fmt.Errorf("%w: bad magic or format version", ErrCorrupt)
 	}
 	reqEnc := reader{b: r.take(r.u32())}
-	ne, nw, nc := r.u32(), r.u32(), r.u32()
-	lo, hi := r.fixed(4), r.fixed(4)
+	h.ne, h.nw, h.nc = r.u32(), r.u32(), r.u32()
+	h.min, h.max = math.Float32frombits(uint32(r.fixed(4))), math.Float32frombits(uint32(r.fixed(4)))
+	for _, z := range r.take(pad(len(body) - len(r.b))) {
+		if z != 0 {
+			r.fail("nonzero padding")
+		}
+	}
 	if r.err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, r.err)
+		return h, fmt.Errorf("%w: %w", ErrCorrupt, r.err)
 	}
-	if want := 4*uint64(ne) + 4*uint64(nw) + uint64(nc); want != uint64(len(r.b)) {
-		return nil, fmt.Errorf("%w: counts %d+%d+%d need %d bytes, %d present", ErrCorrupt, ne, nw, nc, want, len(r.b))
+	if want := 4*uint64(h.ne) + 4*uint64(h.nw) + uint64(h.nc); want != uint64(len(r.b)) {
+		return h, fmt.Errorf("%w: counts %d+%d+%d need %d bytes, %d present", ErrCorrupt, h.ne, h.nw, h.nc, want, len(r.b))
 	}
-	t := &terrain.Tile{Min: math.Float32frombits(uint32(lo)), Max: math.Float32frombits(uint32(hi))}
-	reqEnc.decodeValue(reflect.ValueOf(&t.Request).Elem())
-	if reqEnc.err == nil && len(reqEnc.b) != 0 {
-		reqEnc.err = fmt.Errorf("%d trailing bytes after the request", len(reqEnc.b))
+	h.data = r.b
+	h.reqEnc = reqEnc.b
+	return h, nil
+}
+
+// decodeRequest decodes h.reqEnc into h.req.
+func (h *payload) decodeRequest() error {
+	r := reader{b: h.reqEnc}
+	r.decodeValue(reflect.ValueOf(&h.req).Elem())
+	if r.err == nil && len(r.b) != 0 {
+		r.err = fmt.Errorf("%d trailing bytes after the request", len(r.b))
 	}
-	if reqEnc.err != nil {
-		return nil, fmt.Errorf("%w: request: %w", ErrCorrupt, reqEnc.err)
+	if r.err != nil {
+		return fmt.Errorf("%w: request: %w", ErrCorrupt, r.err)
 	}
-	// One allocation for both float arrays; capacities are clipped so that
-	// appending to one can never overwrite the other.
-	floats := make([]float32, ne+nw)
-	data := r.b
-	for i := range floats {
-		floats[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+	return nil
+}
+
+// pad is the number of zero bytes that bring offset to a multiple of 4.
+func pad(offset int) int { return (4 - offset%4) % 4 }
+
+// newTile allocates the tile's arrays: one allocation for both float
+// arrays, capacities clipped so that appending to one can never overwrite
+// the other.
+func (h *payload) newTile() *terrain.Tile {
+	floats := make([]float32, h.ne+h.nw)
+	return &terrain.Tile{
+		Request:    h.req,
+		Elevations: floats[:h.ne:h.ne],
+		Water:      floats[h.ne:],
+		Cover:      make([]terrain.Cover, h.nc),
+		Min:        h.min,
+		Max:        h.max,
 	}
-	t.Elevations = floats[:ne:ne]
-	t.Water = floats[ne:]
-	t.Cover = make([]terrain.Cover, nc)
-	for i, c := range data[4*(ne+nw):] {
-		t.Cover[i] = terrain.Cover(c)
+}
+
+func (h *payload) bits(i int) uint32   { return binary.LittleEndian.Uint32(h.data[4*i:]) }
+func (h *payload) float(i int) float32 { return math.Float32frombits(h.bits(i)) }
+func (h *payload) covers() []byte      { return h.data[4*(h.ne+h.nw):] }
+
+// viewTile returns the tile whose arrays are views of the payload's sample
+// bytes, without copying them, when this machine is little-endian and the
+// samples are 4-byte aligned in memory (the padding aligns them relative to
+// the payload, and heap slices start aligned); otherwise it decodes them
+// into new arrays.
+//
+// Design note: a hit used to allocate and fill about as many bytes as the
+// store had just read; viewing the payload makes the hit cost one checksum
+// pass and one validation pass over memory the caller already owns (Store
+// returns slices that belong to the caller, nothing else references them,
+// and tiles are immutable once delivered). The rejected alternative, a
+// pooled buffer, would need callers to release tiles.
+func (h *payload) viewTile() *terrain.Tile {
+	floats := 4 * (h.ne + h.nw)
+	if !littleEndian || (h.ne+h.nw > 0 && uintptr(unsafe.Pointer(&h.data[0]))%4 != 0) {
+		t := h.newTile()
+		for i := range t.Elevations {
+			t.Elevations[i] = h.float(i)
+		}
+		for i := range t.Water {
+			t.Water[i] = h.float(h.ne + i)
+		}
+		for i, c := range h.covers() {
+			t.Cover[i] = terrain.Cover(c)
+		}
+		return t
+	}
+	t := &terrain.Tile{Request: h.req, Min: h.min, Max: h.max}
+	if h.ne+h.nw > 0 {
+		all := unsafe.Slice((*float32)(unsafe.Pointer(&h.data[0])), h.ne+h.nw)
+		t.Elevations, t.Water = all[:h.ne:h.ne], all[h.ne:]
+	} else {
+		t.Elevations, t.Water = []float32{}, []float32{}
+	}
+	if h.nc > 0 {
+		t.Cover = unsafe.Slice((*terrain.Cover)(unsafe.Pointer(&h.data[floats])), h.nc)
+	} else {
+		t.Cover = []terrain.Cover{}
+	}
+	return t
+}
+
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// decodeChecked is DecodeTile followed by (*terrain.Tile).Validate(req),
+// fused into one pass over the samples: it accepts exactly the payloads
+// that those two accept (a test and a fuzz target hold it to that), but
+// reads every sample once and tests floats by their bits. It is the hit
+// path, where decoding and validation are the cost of a hit beyond the
+// store's own read.
+func decodeChecked(p []byte, req terrain.Request) (*terrain.Tile, error) {
+	h, err := parsePayload(p)
+	if err != nil {
+		return nil, err
+	}
+	// The encoding is canonical, so equal bytes mean an equal request;
+	// comparing them spares decoding on the hit path.
+	var buf [256]byte
+	if want := appendRequest(buf[:0], req); !bytes.Equal(h.reqEnc, want[4:]) {
+		other := h // decoded in a copy, so that h itself stays on the stack
+		if err := other.decodeRequest(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: request %v, want %v", terrain.ErrInvalidTile, other.req, req)
+	}
+	h.req = req
+	side, res, b := req.Side(), int(req.Resolution), int(req.Border)
+	if h.ne != side*side || h.nw != res*res || h.nc != res*res {
+		return nil, fmt.Errorf("%w: %d elevations, %d water and %d cover samples, want %d, %d and %d",
+			terrain.ErrInvalidTile, h.ne, h.nw, h.nc, side*side, res*res, res*res)
+	}
+	t := h.viewTile()
+	const exponent = 0x7f800000 // all ones: NaN or infinity
+	// One pass over the elevations: every sample must be finite, and the
+	// interior ones (rows b..b+res, columns b..b+res) make the extrema.
+	// Validate takes them with the min and max builtins, which also order
+	// NaN and the zeros; here every elevation is finite and the extrema are
+	// only compared with ==, under which -0 and 0 are equal, so plain
+	// comparisons accept exactly the same tiles, faster.
+	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+	for j := range side {
+		row := t.Elevations[j*side : (j+1)*side]
+		for i, e := range row {
+			if math.Float32bits(e)&exponent == exponent {
+				return nil, fmt.Errorf("%w: elevation %d is %v", terrain.ErrInvalidTile, j*side+i, e)
+			}
+		}
+		if j < b || j >= b+res {
+			continue
+		}
+		for _, e := range row[b : b+res] {
+			if e < lo {
+				lo = e
+			}
+			if e > hi {
+				hi = e
+			}
+		}
+	}
+	for i, w := range t.Water {
+		if math.Float32bits(w)&0x7fffffff == exponent {
+			return nil, fmt.Errorf("%w: water %d is %v", terrain.ErrInvalidTile, i, w)
+		}
+	}
+	for i, c := range t.Cover {
+		if int(c) >= terrain.NumCovers {
+			return nil, fmt.Errorf("%w: cover %d is %d", terrain.ErrInvalidTile, i, c)
+		}
+	}
+	if lo != t.Min || hi != t.Max {
+		return nil, fmt.Errorf("%w: extrema %v..%v, recomputed %v..%v", terrain.ErrInvalidTile, t.Min, t.Max, lo, hi)
 	}
 	return t, nil
 }
@@ -121,7 +294,7 @@ func Verify(r Record) (Key, *terrain.Tile, error) {
 	}
 	if DigestOf(r.Key) != r.Digest {
 		want := DigestOf(r.Key)
-		return k, nil, fmt.Errorf("archive: digest %x.. does not match the key's %x..", r.Digest[:6], want[:6])
+		return k, nil, fmt.Errorf("archive: digest %x does not match the key's digest %x", r.Digest[:8], want[:8])
 	}
 	t, err := DecodeTile(r.Payload)
 	if err != nil {
