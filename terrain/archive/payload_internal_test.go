@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"reflect"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/rtpengine/rtp/terrain"
@@ -73,7 +73,9 @@ func TestDecodeCheckedMatchesValidate(t *testing.T) {
 		func(x *terrain.Tile) { x.Elevations[rng.IntN(len(x.Elevations))] = float32(math.NaN()) },
 		func(x *terrain.Tile) { x.Elevations[rng.IntN(len(x.Elevations))] = float32(math.Inf(-1)) },
 		func(x *terrain.Tile) { x.Water[rng.IntN(len(x.Water))] = float32(math.Inf(1)) },
-		func(x *terrain.Tile) { x.Cover[rng.IntN(len(x.Cover))] = terrain.Cover(terrain.NumCovers + rng.IntN(5)) },
+		func(x *terrain.Tile) {
+			x.Cover[rng.IntN(len(x.Cover))] = terrain.Cover(terrain.NumCovers + rng.IntN(5))
+		},
 		func(x *terrain.Tile) { x.Min = float32(math.Copysign(0, float64(x.Min))) },
 		func(x *terrain.Tile) { x.Max = -x.Max },
 		func(x *terrain.Tile) { x.Max = math.Nextafter32(x.Max, 1e9) },
