@@ -1,0 +1,663 @@
+package world
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/rtpengine/rtp/geom"
+)
+
+// Resident store design notes.
+//
+// One mutex guards the map of entries, the LRU list of unreserved chunks and
+// the list of open reservations. A hit is a map lookup, two list operations
+// and one allocation (the *Reservation handle) under that mutex; at the
+// expected rates (thousands of reservations a second, not millions) one lock
+// is cheaper and far simpler than a sharded map.
+//
+// Open reservations sit in one intrusive doubly linked list, so opening and
+// closing are O(1). The watchdog scans the whole list once per interval
+// (O(open), a few thousand at most, off any request path). A deadline heap
+// was rejected: it makes every open and close O(log n) on the hot path to
+// save work in a background goroutine that runs once a second.
+//
+// A miss starts one loader goroutine per chunk; later Reserve calls for the
+// same chunk join it as waiters (single flight). The loader takes a slot of
+// a semaphore (LoadConcurrency) before calling Source.Load. When it
+// finishes it converts every waiter into a reference on the chunk while
+// still holding the mutex, so a freshly loaded chunk cannot be evicted
+// before its waiters wake up. A waiter whose ctx ends first leaves; when
+// the last waiter leaves, the load's context is cancelled and the entry is
+// forgotten, so a later Reserve starts a new load instead of joining a
+// cancelled one. A cancelled load that completes anyway is discarded, not
+// cached: the store never keeps what nobody asked for.
+//
+// A reservation handle is never reused (no pool): Close on a handle must stay
+// a no-op forever, and a pooled handle would close someone else's
+// reservation on a second Close.
+
+// Defaults for ResidentOptions.
+const (
+	DefaultMaxChunks        = 4096
+	DefaultLifespan         = 10 * time.Minute
+	DefaultWatchdogInterval = time.Second
+	DefaultLoadConcurrency  = 4
+)
+
+// Errors returned by the resident store.
+var (
+	// ErrClosed is returned by Reserve once the store is shutting down.
+	ErrClosed = errors.New("world: resident store closed")
+	// ErrSourcePanic wraps the value of a panic in Source.Load.
+	ErrSourcePanic = errors.New("world: source panicked")
+	// ErrNoChunk is returned when a Source returns neither a chunk nor an
+	// error, or a chunk for another position.
+	ErrNoChunk = errors.New("world: source returned no chunk for the position")
+)
+
+// ResidentOptions configure a Resident store. The zero value gives the
+// defaults.
+type ResidentOptions struct {
+	// MaxChunks bounds the number of resident chunks that no reservation
+	// holds: beyond it, unreserved chunks are evicted least recently used
+	// first. Reserved chunks are never evicted, so the store exceeds the
+	// budget only while more chunks than that are reserved.
+	// Default (0): DefaultMaxChunks. Negative: no bound by count.
+	MaxChunks int
+	// MaxBytes bounds the estimated memory of resident chunks (see
+	// Chunk.MemSize) the same way. Default (0): no bound by bytes.
+	MaxBytes int64
+	// Lifespan is how long a reservation opened by Reserve may stay open
+	// before the watchdog force-closes it and logs it. Default (0):
+	// DefaultLifespan. Negative: reservations never expire.
+	Lifespan time.Duration
+	// WatchdogInterval is how often the watchdog looks for expired
+	// reservations; a reservation is closed at most this long after its
+	// lifespan ends. Default: DefaultWatchdogInterval.
+	WatchdogInterval time.Duration
+	// LoadConcurrency bounds the Source.Load calls in flight at once.
+	// Default: DefaultLoadConcurrency.
+	LoadConcurrency int
+	// Clock tells the time reservations open (for Age and lifespans).
+	// Default: time.Now.
+	Clock func() time.Time
+	// Logger receives a warning for each force-closed reservation and an
+	// error for each panic in the Source. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+func (o ResidentOptions) withDefaults() ResidentOptions {
+	if o.MaxChunks == 0 {
+		o.MaxChunks = DefaultMaxChunks
+	}
+	if o.Lifespan == 0 {
+		o.Lifespan = DefaultLifespan
+	}
+	if o.WatchdogInterval <= 0 {
+		o.WatchdogInterval = DefaultWatchdogInterval
+	}
+	if o.LoadConcurrency <= 0 {
+		o.LoadConcurrency = DefaultLoadConcurrency
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Sizer is implemented by a BlockReader that knows how much memory it
+// holds, so the resident store's byte budget can count it.
+type Sizer interface {
+	MemSize() int64
+}
+
+// MemSize estimates the memory c holds: the chunk with its column
+// summaries, plus its block data when Blocks implements Sizer.
+func (c *Chunk) MemSize() int64 {
+	n := int64(unsafe.Sizeof(*c))
+	if s, ok := c.Blocks.(Sizer); ok {
+		n += s.MemSize()
+	}
+	return n
+}
+
+// ResidentStats are a store's counters (since NewResident) and gauges.
+type ResidentStats struct {
+	Opened uint64 // reservations handed out
+	Closed uint64 // reservations closed, by any path (Close, watchdog, shutdown)
+	Forced uint64 // of Closed, those the watchdog closed past their lifespan
+	Open   int    // reservations open now: Opened - Closed
+
+	Hits       uint64 // Reserve calls served by a resident chunk
+	Misses     uint64 // Reserve calls that waited for a load (started or joined)
+	Loads      uint64 // Source.Load calls finished (successful or not)
+	LoadErrors uint64 // of Loads, those that failed (errors, panics, cancellations)
+	Evictions  uint64 // unreserved chunks evicted for the budget
+
+	Resident int   // chunks in memory now
+	Reserved int   // of Resident, those held by at least one reservation
+	Bytes    int64 // estimated memory of the resident chunks
+	Loading  int   // loads in flight
+}
+
+// Resident is the resident chunk store: chunks in memory, held there by
+// reservations, loaded from a Source on a miss and evicted least recently
+// used beyond a memory budget once nothing holds them.
+//
+// Create one with NewResident; the zero value is not usable. A Resident is
+// safe for concurrent use. It owns a watchdog goroutine and the loader
+// goroutines it starts; Close or Shutdown stops them.
+type Resident struct {
+	src      Source
+	opts     ResidentOptions
+	sem      chan struct{}      // load slots
+	base     context.Context    // parent of every load; cancelled by Shutdown
+	stopBase context.CancelFunc // cancels base
+	done     chan struct{}      // closed by Shutdown; stops the watchdog
+	wg       sync.WaitGroup     // the watchdog and the loaders
+
+	mu        sync.Mutex // protects the following fields
+	closed    bool
+	entries   map[geom.Chunk]*entry
+	lru       entry       // sentinel of the unreserved resident chunks, most recent first
+	open      Reservation // sentinel of the open reservations, oldest first
+	resident  int
+	reserved  int
+	loading   int
+	bytes     int64
+	opened    uint64
+	nclosed   uint64
+	forced    uint64
+	hits      uint64
+	misses    uint64
+	loads     uint64
+	loadErrs  uint64
+	evictions uint64
+}
+
+// entry is one chunk position known to the store: resident (chunk != nil)
+// or loading (load != nil).
+type entry struct {
+	pos   geom.Chunk
+	chunk *Chunk
+	size  int64
+	refs  int     // open reservations plus waiters converted at load completion
+	load  *loadOp // the load in flight, nil once resident
+	// prev and next link the entry into Resident.lru while refs == 0 and
+	// chunk != nil; both are nil otherwise.
+	prev, next *entry
+}
+
+// loadOp is one Source.Load in flight and the callers waiting for it.
+type loadOp struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	ch      chan struct{} // closed when finished
+	waiters int           // guarded by Resident.mu
+	// finished and err are written under Resident.mu before ch is closed.
+	finished bool
+	err      error
+}
+
+// NewResident returns a store loading chunks from src. It starts the
+// watchdog goroutine: call Close or Shutdown when done with the store.
+// It panics if src is nil.
+func NewResident(src Source, opts ResidentOptions) *Resident {
+	if src == nil {
+		panic("world: NewResident with a nil Source")
+	}
+	opts = opts.withDefaults()
+	s := &Resident{
+		src:     src,
+		opts:    opts,
+		sem:     make(chan struct{}, opts.LoadConcurrency),
+		done:    make(chan struct{}),
+		entries: make(map[geom.Chunk]*entry),
+	}
+	s.base, s.stopBase = context.WithCancel(context.Background())
+	s.lru.prev, s.lru.next = &s.lru, &s.lru
+	s.open.prev, s.open.next = &s.open, &s.open
+	s.wg.Add(1)
+	go s.watchdog()
+	return s
+}
+
+// Reserve returns a reservation on the chunk at pos with the store's
+// default lifespan (ResidentOptions.Lifespan). See ReserveFor.
+func (s *Resident) Reserve(ctx context.Context, pos geom.Chunk) (*Reservation, error) {
+	return s.ReserveFor(ctx, pos, s.opts.Lifespan)
+}
+
+// ReserveFor returns a reservation on the chunk at pos that the watchdog
+// force-closes once it is older than lifespan (never, when lifespan <= 0).
+// The chunk stays resident until every reservation on it is closed.
+//
+// On a miss the chunk is loaded on a goroutine of the store, never the
+// caller's; concurrent reservations of one chunk share one load. ctx bounds
+// only the wait: when it ends first, ReserveFor returns ctx.Err(), and if
+// no other caller still waits, the load is cancelled and forgotten.
+//
+// Errors: ErrClosed once the store shuts down; ctx.Err(); otherwise the
+// load's error as a *PosError wrapping what the Source returned
+// (ErrUngenerated, I/O errors...), ErrSourcePanic or ErrNoChunk.
+func (s *Resident) ReserveFor(ctx context.Context, pos geom.Chunk, lifespan time.Duration) (*Reservation, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	e := s.entries[pos]
+	if e != nil && e.chunk != nil {
+		s.hits++
+		s.refLocked(e)
+		r := s.openLocked(e, lifespan)
+		s.mu.Unlock()
+		return r, nil
+	}
+	if e == nil {
+		if err := ctx.Err(); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		e = &entry{pos: pos, load: s.startLoadLocked(pos)}
+		s.entries[pos] = e
+	}
+	l := e.load
+	l.waiters++
+	s.misses++
+	s.mu.Unlock()
+
+	select {
+	case <-l.ch:
+	case <-ctx.Done():
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l.finished {
+		if l.err != nil {
+			return nil, l.err
+		}
+		// The loader converted this waiter into a reference on e.
+		if s.closed {
+			s.unrefLocked(e)
+			return nil, ErrClosed
+		}
+		return s.openLocked(e, lifespan), nil
+	}
+	l.waiters--
+	if l.waiters == 0 {
+		l.cancel()
+		if s.entries[pos] == e {
+			delete(s.entries, pos)
+		}
+	}
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return nil, ctx.Err()
+}
+
+// startLoadLocked starts the loader goroutine for pos.
+func (s *Resident) startLoadLocked(pos geom.Chunk) *loadOp {
+	ctx, cancel := context.WithCancel(s.base)
+	l := &loadOp{ctx: ctx, cancel: cancel, ch: make(chan struct{})}
+	s.loading++
+	s.wg.Add(1)
+	go s.runLoad(pos, l)
+	return l
+}
+
+// runLoad is the loader goroutine of one chunk.
+func (s *Resident) runLoad(pos geom.Chunk, l *loadOp) {
+	defer s.wg.Done()
+	c, err := s.callSource(pos, l.ctx)
+	l.cancel()
+	if err != nil {
+		var pe *PosError
+		if !errors.As(err, &pe) {
+			err = &PosError{Pos: pos, Err: err}
+		}
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loading--
+	s.loads++
+	e := s.entries[pos]
+	attached := e != nil && e.load == l
+	switch {
+	case !attached:
+		// Every waiter left; the entry was forgotten. Discard the result.
+		if err == nil {
+			err = context.Canceled
+		}
+	case s.closed:
+		delete(s.entries, pos)
+		err = ErrClosed
+	case err != nil:
+		delete(s.entries, pos)
+	default:
+		e.chunk, e.size, e.load = c, c.MemSize(), nil
+		s.resident++
+		s.bytes += e.size
+		// Convert every waiter into a reference now, so the chunk cannot
+		// be evicted before they wake. An attached load always has
+		// waiters: the last one to leave detaches it.
+		for range l.waiters {
+			s.refLocked(e)
+		}
+		s.evictLocked()
+	}
+	if err != nil {
+		s.loadErrs++
+	}
+	l.err = err
+	l.finished = true
+	close(l.ch)
+}
+
+// callSource runs Source.Load within a load slot, turning a panic into an
+// error.
+func (s *Resident) callSource(pos geom.Chunk, ctx context.Context) (c *Chunk, err error) {
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.sem }()
+	defer func() {
+		if p := recover(); p != nil {
+			s.opts.Logger.Error("world: source panicked loading a chunk",
+				"pos", pos, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			c, err = nil, fmt.Errorf("%w: %v", ErrSourcePanic, p)
+		}
+	}()
+	c, err = s.src.Load(ctx, pos)
+	if err == nil && (c == nil || c.Pos != pos) {
+		c, err = nil, ErrNoChunk
+	}
+	return c, err
+}
+
+// refLocked adds a reference to the resident entry e.
+func (s *Resident) refLocked(e *entry) {
+	if e.refs == 0 {
+		s.reserved++
+		if e.next != nil {
+			lruRemove(e)
+		}
+	}
+	e.refs++
+}
+
+// unrefLocked drops a reference to the resident entry e: the last one
+// makes it the most recently used unreserved chunk (or, once the store is
+// closed, drops it).
+func (s *Resident) unrefLocked(e *entry) {
+	e.refs--
+	if e.refs > 0 {
+		return
+	}
+	s.reserved--
+	if s.closed {
+		s.dropLocked(e)
+		return
+	}
+	lruPushFront(&s.lru, e)
+	s.evictLocked()
+}
+
+// dropLocked forgets the unreserved, unlisted resident entry e.
+func (s *Resident) dropLocked(e *entry) {
+	delete(s.entries, e.pos)
+	s.resident--
+	s.bytes -= e.size
+}
+
+// evictLocked evicts least recently used unreserved chunks while the store
+// is over its budget.
+func (s *Resident) evictLocked() {
+	for s.overBudgetLocked() && s.lru.prev != &s.lru {
+		e := s.lru.prev
+		lruRemove(e)
+		s.dropLocked(e)
+		s.evictions++
+	}
+}
+
+func (s *Resident) overBudgetLocked() bool {
+	return (s.opts.MaxChunks > 0 && s.resident > s.opts.MaxChunks) ||
+		(s.opts.MaxBytes > 0 && s.bytes > s.opts.MaxBytes)
+}
+
+func lruRemove(e *entry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+func lruPushFront(head, e *entry) {
+	e.prev, e.next = head, head.next
+	head.next.prev = e
+	head.next = e
+}
+
+// openLocked hands out a reservation on e, whose reference the caller
+// already counted.
+func (s *Resident) openLocked(e *entry, lifespan time.Duration) *Reservation {
+	now := s.opts.Clock()
+	r := &Reservation{s: s, e: e, chunk: e.chunk, opened: now}
+	if lifespan > 0 {
+		r.deadline = now.Add(lifespan)
+	}
+	// Append to the open list (oldest first).
+	r.prev, r.next = s.open.prev, &s.open
+	s.open.prev.next = r
+	s.open.prev = r
+	s.opened++
+	return r
+}
+
+// Peek returns the chunk at pos if it is resident, without reserving it
+// and without changing its recency. The chunk may be evicted as soon as
+// Peek returns (it stays valid to read: chunks are immutable). It reports
+// false for a chunk that is absent or still loading, and once the store is
+// closed.
+func (s *Resident) Peek(pos geom.Chunk) (*Chunk, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, false
+	}
+	if e := s.entries[pos]; e != nil && e.chunk != nil {
+		return e.chunk, true
+	}
+	return nil, false
+}
+
+// Stats returns a consistent snapshot of the store's counters.
+func (s *Resident) Stats() ResidentStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ResidentStats{
+		Opened:     s.opened,
+		Closed:     s.nclosed,
+		Forced:     s.forced,
+		Open:       int(s.opened - s.nclosed),
+		Hits:       s.hits,
+		Misses:     s.misses,
+		Loads:      s.loads,
+		LoadErrors: s.loadErrs,
+		Evictions:  s.evictions,
+		Resident:   s.resident,
+		Reserved:   s.reserved,
+		Bytes:      s.bytes,
+		Loading:    s.loading,
+	}
+}
+
+// Close shuts the store down and waits for its goroutines; it is
+// Shutdown(context.Background()). With a Source that ignores cancellation
+// it waits for that Source; use Shutdown to bound the wait.
+func (s *Resident) Close() error { return s.Shutdown(context.Background()) }
+
+// Shutdown closes every open reservation, cancels the loads in flight,
+// stops the watchdog, and waits until the store's goroutines have
+// returned or ctx ends (then it returns ctx.Err(); the goroutines still
+// finish once the Source returns). Later Reserve calls return ErrClosed.
+// Shutdown is idempotent: a second call only waits again.
+func (s *Resident) Shutdown(ctx context.Context) error {
+	var open []*Reservation
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.done)
+		s.stopBase()
+		for r := s.open.next; r != &s.open; r = r.next {
+			open = append(open, r)
+		}
+		for e := s.lru.next; e != &s.lru; {
+			next := e.next
+			lruRemove(e)
+			s.dropLocked(e)
+			e = next
+		}
+	}
+	s.mu.Unlock()
+	for _, r := range open {
+		r.release(false)
+	}
+
+	waited := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// watchdog force-closes reservations past their deadline.
+func (s *Resident) watchdog() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.opts.WatchdogInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			s.sweep()
+		}
+	}
+}
+
+// sweep force-closes every open reservation whose deadline has passed and
+// logs each one.
+func (s *Resident) sweep() {
+	var expired []*Reservation
+	s.mu.Lock()
+	now := s.opts.Clock()
+	for r := s.open.next; r != &s.open; r = r.next {
+		if !r.deadline.IsZero() && !now.Before(r.deadline) {
+			expired = append(expired, r)
+		}
+	}
+	s.mu.Unlock()
+	for _, r := range expired {
+		if r.release(true) {
+			s.opts.Logger.Warn("world: reservation outlived its lifespan; force-closed",
+				"pos", r.e.pos, "age", now.Sub(r.opened), "lifespan", r.deadline.Sub(r.opened))
+		}
+	}
+}
+
+// Reservation holds a chunk resident in a Resident store until closed.
+//
+// A Reservation is safe for concurrent use. Its zero value is not usable;
+// a nil *Reservation behaves as a closed one (Chunk returns nil).
+type Reservation struct {
+	s        *Resident
+	e        *entry
+	chunk    *Chunk
+	opened   time.Time
+	deadline time.Time // zero: never expires
+	closed   atomic.Bool
+	// prev and next link the reservation into Resident.open while open;
+	// guarded by Resident.mu.
+	prev, next *Reservation
+}
+
+// Chunk returns the reserved chunk, or nil once the reservation is closed
+// (or r is nil). Callers read it once and check for nil: a chunk obtained
+// before Close stays valid to read, since chunks are immutable.
+func (r *Reservation) Chunk() *Chunk {
+	if r == nil || r.closed.Load() {
+		return nil
+	}
+	return r.chunk
+}
+
+// Pos returns the position of the reserved chunk (the zero position for a
+// nil reservation).
+func (r *Reservation) Pos() geom.Chunk {
+	if r == nil {
+		return geom.Chunk{}
+	}
+	return r.e.pos
+}
+
+// Closed reports whether the reservation has been closed, by Close, the
+// watchdog or the store's shutdown. A nil reservation is closed.
+func (r *Reservation) Closed() bool { return r == nil || r.closed.Load() }
+
+// Age returns how long ago the reservation was opened, by the store's
+// clock (0 for a nil reservation).
+func (r *Reservation) Age() time.Duration {
+	if r == nil {
+		return 0
+	}
+	return r.s.opts.Clock().Sub(r.opened)
+}
+
+// Close releases the reservation. It is idempotent: only the first call,
+// from any of the owner, the watchdog or the store's shutdown, releases
+// and is counted; later calls do nothing. It always returns nil.
+func (r *Reservation) Close() error {
+	if r != nil {
+		r.release(false)
+	}
+	return nil
+}
+
+// release closes r if it is still open and reports whether this call did.
+func (r *Reservation) release(forced bool) bool {
+	if !r.closed.CompareAndSwap(false, true) {
+		return false
+	}
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.prev.next, r.next.prev = r.next, r.prev
+	r.prev, r.next = nil, nil
+	s.nclosed++
+	if forced {
+		s.forced++
+	}
+	s.unrefLocked(r.e)
+	return true
+}
