@@ -77,6 +77,7 @@ the terrain it reads, for Minecraft worlds and its own procedural world.`,
 		newVersionCmd(),
 		newMemoryCmd(),
 		newTerrainCmd(),
+		newArchiveCmd(),
 	)
 	return root
 }
