@@ -251,6 +251,7 @@ func (s *Resident) Reserve(ctx context.Context, pos geom.Chunk) (*Reservation, e
 // load's error as a *PosError wrapping what the Source returned
 // (ErrUngenerated, I/O errors...), ErrSourcePanic or ErrNoChunk.
 func (s *Resident) ReserveFor(ctx context.Context, pos geom.Chunk, lifespan time.Duration) (*Reservation, error) {
+	now := s.opts.Clock() // outside the lock: some clocks are slow
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -260,7 +261,7 @@ func (s *Resident) ReserveFor(ctx context.Context, pos geom.Chunk, lifespan time
 	if e != nil && e.chunk != nil {
 		s.hits++
 		s.refLocked(e)
-		r := s.openLocked(e, lifespan)
+		r := s.openLocked(e, now, lifespan)
 		s.mu.Unlock()
 		return r, nil
 	}
@@ -282,6 +283,7 @@ func (s *Resident) ReserveFor(ctx context.Context, pos geom.Chunk, lifespan time
 	case <-ctx.Done():
 	}
 
+	now = s.opts.Clock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if l.finished {
@@ -293,7 +295,7 @@ func (s *Resident) ReserveFor(ctx context.Context, pos geom.Chunk, lifespan time
 			s.unrefLocked(e)
 			return nil, ErrClosed
 		}
-		return s.openLocked(e, lifespan), nil
+		return s.openLocked(e, now, lifespan), nil
 	}
 	l.waiters--
 	if l.waiters == 0 {
@@ -452,10 +454,9 @@ func lruPushFront(head, e *entry) {
 	head.next = e
 }
 
-// openLocked hands out a reservation on e, whose reference the caller
-// already counted.
-func (s *Resident) openLocked(e *entry, lifespan time.Duration) *Reservation {
-	now := s.opts.Clock()
+// openLocked hands out a reservation on e opened at now, whose reference
+// the caller already counted.
+func (s *Resident) openLocked(e *entry, now time.Time, lifespan time.Duration) *Reservation {
 	r := &Reservation{s: s, e: e, chunk: e.chunk, opened: now}
 	if lifespan > 0 {
 		r.deadline = now.Add(lifespan)

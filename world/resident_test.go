@@ -165,10 +165,9 @@ func checkInvariants(t *testing.T, s *Resident) {
 	perEntry := map[*entry]int{}
 	for r := s.open.next; r != &s.open; r = r.next {
 		open++
+		// r.closed may already be set: Close marks it before taking the
+		// lock to unlink it.
 		perEntry[r.e]++
-		if r.closed.Load() {
-			t.Fatalf("closed reservation on %v still in the open list", r.e.pos)
-		}
 	}
 	if uint64(open) != s.opened-s.nclosed {
 		t.Fatalf("open list holds %d, opened %d - closed %d", open, s.opened, s.nclosed)
