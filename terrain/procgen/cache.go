@@ -20,7 +20,7 @@ type cellCache struct {
 	capacity int
 	compute  func(ctx context.Context, k cellKey) (*cell, error)
 
-	hits, misses, computes atomic.Int64
+	hits, computes atomic.Int64 // statistics for tests and benchmarks
 
 	mu sync.Mutex
 	// mu protects the following fields.
@@ -76,7 +76,6 @@ func (c *cellCache) get(ctx context.Context, k cellKey) (*cell, error) {
 		call := &cellCall{done: make(chan struct{})}
 		c.inflight[k] = call
 		c.mu.Unlock()
-		c.misses.Add(1)
 
 		return c.computeShared(ctx, k, call)
 	}

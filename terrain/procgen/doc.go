@@ -13,7 +13,8 @@
 // The ground is built from multi-octave gradient (Perlin) noise: a
 // domain-warped continental field chooses ocean and land through a coast
 // spline, rolling hills ride on it, ridged multifractal mountains rise where
-// a low-frequency mask allows, and volcanic cones (at most one per 2048-block
+// a low-frequency mask allows, uplands are terraced into benches and cliffs
+// where a cliff mask allows, and volcanic cones (at most one per 2048-block
 // square, VolcanicFrequency being the chance) carry a lava-filled crater and
 // lava channels. Temperature (falling with altitude) and moisture choose the
 // covers of dry land: beach, plains, forest, desert, mountains (also any

@@ -15,8 +15,11 @@ const (
 	// query touches (the tile, not its border). Minecraft worlds end at
 	// 30 million; the bound keeps sample positions exact.
 	MaxCoordinate = 1 << 32
-	// MaxSpan bounds a request's Size: a tile touches about
-	// (Size/1024 + 1)^2 drainage cells, each some milliseconds of work.
+	// MaxSpan bounds a request's Size, and twice MaxSpan bounds the square
+	// its samples cover, border included (Size*Side/Resolution). A request
+	// touches up to about (extent/1024 + 1)^2 drainage cells, each some
+	// milliseconds of work, so the largest legal requests take minutes;
+	// they honour ctx throughout.
 	MaxSpan = 1 << 16
 )
 
@@ -82,6 +85,9 @@ func checkRequest(req terrain.Request) error {
 	var errs []error
 	if req.Size > MaxSpan {
 		errs = append(errs, fmt.Errorf("%w: size %d above %d", ErrOutOfRange, req.Size, MaxSpan))
+	}
+	if ext := int64(req.Size) * int64(req.Side()) / int64(req.Resolution); ext > 2*MaxSpan {
+		errs = append(errs, fmt.Errorf("%w: samples cover %d blocks with the border, above %d", ErrOutOfRange, ext, 2*MaxSpan))
 	}
 	for _, o := range [...]struct {
 		name string

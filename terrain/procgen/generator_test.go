@@ -12,9 +12,9 @@ import (
 	"github.com/rtpengine/rtp/terrain"
 )
 
-// The tests stay inside testArea (x and z in [-4096, 4096)) where they can,
+// The tests stay inside testArea (x and z in [-3072, 3072)) where they can,
 // so they share the drainage cells of one generator.
-const testArea = 4096
+const testArea = 3072
 
 var (
 	sharedOnce sync.Once
@@ -228,11 +228,11 @@ func TestColumnMatchesTile(t *testing.T) {
 }
 
 // TestCoverDistribution samples the test area coarsely (spacing 32 over
-// 8192 x 8192 blocks) and checks every cover occurs, the world is mostly
+// 6144 x 6144 blocks) and checks every cover occurs, the world is mostly
 // land, and a meaningful share is unsafe to land on.
 func TestCoverDistribution(t *testing.T) {
 	g := shared(t)
-	cov, steep := shares(t, g, -testArea, -testArea, 4, 2048, 64)
+	cov, steep := shares(t, g, -testArea, -testArea, 3, 2048, 64)
 	unsafe := steep
 	for c, v := range cov {
 		t.Logf("%-10s %5.2f%%", terrain.Cover(c), 100*v)
@@ -301,6 +301,7 @@ func TestBadRequests(t *testing.T) {
 		{"negative border", terrain.Request{Size: 16, Resolution: 4, Border: -1}, false},
 		{"border too big", terrain.Request{Size: 16, Resolution: 4, Border: terrain.MaxBorder + 1}, false},
 		{"span too big", terrain.Request{Size: MaxSpan + 1, Resolution: 4}, true},
+		{"border spreads too far", terrain.Request{Size: MaxSpan, Resolution: 1, Border: 1}, true},
 		{"far east", terrain.Request{OriginX: MaxCoordinate - 15, Size: 16, Resolution: 4}, true},
 		{"far north", terrain.Request{OriginZ: -MaxCoordinate - 1, Size: 16, Resolution: 4}, true},
 		{"int64 extremes", terrain.Request{OriginX: math.MinInt64, OriginZ: math.MaxInt64, Size: math.MaxInt32, Resolution: 1}, true},

@@ -22,7 +22,7 @@ type Params struct {
 	// Seed selects the world. Default 0.
 	Seed int64
 	// Relief scales every elevation's distance from sea level: 1 gives
-	// Minecraft-like hills and mountains topping out around y 250, 0.5
+	// Minecraft-like hills and mountains topping out around y 260, 0.5
 	// halves them. Range (0, 4]. Default 1.
 	Relief float64
 	// SeaLevel is the block y of the ocean surface. Range [MinY, MaxY).
