@@ -1,0 +1,41 @@
+// Package anvil reads Minecraft Java Edition worlds from their region files
+// (the Anvil format), read-only, as a world.Source: World.Load returns a
+// chunk's column summaries (top block, the two above, biome) and, for the
+// nether or on request, its full blocks. It never generates anything: a
+// missing or unfinished chunk is world.ErrUngenerated.
+//
+// Every layout the game has written is read: before 1.13 (numeric block
+// ids, mapped to names by a table; the light-based HeightMap), 1.13 to 1.17
+// (the Level compound; packed values that straddle longs before 1.16 and do
+// not after) and 1.18 on (top-level data, negative y, per-section 3-D biome
+// palettes). Chunk payloads may be gzip, zlib, uncompressed or LZ4 (lz4-java
+// block stream), in the region file or in an external .mcc file. Unknown
+// block and biome names are ordinary names, never errors.
+//
+// # Design
+//
+// Screening wants a few hundred values out of a chunk of tens of kilobytes,
+// so the reader does not build the NBT tree. One pass over the
+// decompressed bytes (parse.go) records where the tags it needs sit — data
+// version, status, position, MOTION_BLOCKING, sections' palettes and packed
+// data, biomes — as offsets into the buffer, and skips everything else by
+// length. Only the sections that hold a column's top and the two blocks
+// above have their palettes resolved, and a palette entry is resolved by
+// looking its raw bytes up in a bounded cache, so a block state seen before
+// costs one map lookup and no allocation. Buffers, decompressors and parse
+// state are pooled: a screened chunk allocates its world.Chunk and nothing
+// else.
+//
+// Rejected alternatives: decoding into Go values with a general reflective
+// NBT library (several times slower, allocates every list and string, and
+// such decoders have failed on unknown names and on biome palettes of one
+// or two entries); streaming the parse over the decompressor to stop early
+// (the tags come in hash order, so the needed ones are rarely all early,
+// and every read would cross an io.Reader).
+//
+// Hostile input: no length read from a file is used to allocate before it
+// is checked against the bytes that remain; decompressed chunks are capped
+// (Options.MaxChunkBytes); nesting is capped at 512; the name caches and
+// the number of names the package adds to the process-wide tables are
+// bounded.
+package anvil

@@ -1,0 +1,470 @@
+package anvil
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/world"
+)
+
+// Dimension selects which of a save's worlds to read.
+type Dimension uint8
+
+const (
+	// Overworld reads region/.
+	Overworld Dimension = iota
+	// Nether reads DIM-1/region/. Its MOTION_BLOCKING heightmap meets the
+	// bedrock roof, so its chunks always carry full blocks for a search
+	// below the roof.
+	Nether
+	// End reads DIM1/region/. Void columns (Top == world.NoTop) have no
+	// landing.
+	End
+)
+
+func (d Dimension) String() string {
+	switch d {
+	case Overworld:
+		return "overworld"
+	case Nether:
+		return "nether"
+	case End:
+		return "end"
+	}
+	return fmt.Sprintf("dimension(%d)", uint8(d))
+}
+
+// RegionDir returns the dimension's region folder inside a save folder.
+func (d Dimension) RegionDir() string {
+	switch d {
+	case Nether:
+		return "DIM-1/region"
+	case End:
+		return "DIM1/region"
+	}
+	return "region"
+}
+
+// HasCeiling reports whether the dimension has a roof above its landings,
+// so that safe places are found by searching down from below it.
+func (d Dimension) HasCeiling() bool { return d == Nether }
+
+// Options configure Open. The zero value reads the overworld.
+type Options struct {
+	// Dimension selects the world to read. Default Overworld.
+	Dimension Dimension
+	// RegionDir overrides the region folder, relative to the save folder
+	// (for custom dimensions: "dimensions/ns/name/region"). It must stay
+	// inside the save folder. Default: the dimension's folder, or the save
+	// folder itself when it holds region files directly.
+	RegionDir string
+	// Blocks attaches full block data (world.BlockReader) to every chunk.
+	// Default false: column summaries only. Always on for the Nether.
+	Blocks bool
+	// MaxOpenFiles bounds the region files kept open. Default 16.
+	MaxOpenFiles int
+	// MaxChunkBytes caps a chunk's size, compressed or decompressed.
+	// Default DefaultMaxChunkBytes (16 MiB).
+	MaxChunkBytes int
+}
+
+// Validate reports every problem with o.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Dimension > End {
+		errs = append(errs, fmt.Errorf("anvil: unknown dimension %d", o.Dimension))
+	}
+	if o.RegionDir != "" && !filepath.IsLocal(o.RegionDir) {
+		errs = append(errs, fmt.Errorf("anvil: region folder %q leaves the save folder", o.RegionDir))
+	}
+	if o.MaxOpenFiles < 0 {
+		errs = append(errs, fmt.Errorf("anvil: MaxOpenFiles %d is negative", o.MaxOpenFiles))
+	}
+	if o.MaxChunkBytes < 0 {
+		errs = append(errs, fmt.Errorf("anvil: MaxChunkBytes %d is negative", o.MaxChunkBytes))
+	}
+	return errors.Join(errs...)
+}
+
+// ErrClosed is returned by a World's methods after Close.
+var ErrClosed = errors.New("anvil: world closed")
+
+// World reads one dimension of a Minecraft Java save folder, read-only. It
+// implements world.Source: Load decodes a chunk's column summaries (and,
+// where configured, its blocks) on the calling goroutine.
+//
+// A World is safe for concurrent use. Every file it opens is resolved
+// inside the save folder (os.Root): neither names nor symbolic links lead
+// out of it. Create one with Open; the zero value is not usable.
+type World struct {
+	root   *os.Root
+	dir    string // region folder, slash-separated, relative to root
+	regFS  fs.FS
+	dim    Dimension
+	blocks bool
+	limit  int
+	level  Level
+	files  *fileCache
+	bufs   sync.Pool // *buffers
+}
+
+type buffers struct{ raw, nbt []byte }
+
+// maxPooledBuffer keeps buffers grown by a huge chunk out of the pool.
+const maxPooledBuffer = 4 << 20
+
+var _ world.Source = (*World)(nil)
+
+// Open opens the save folder dir. level.dat is optional: without it the
+// world has DefaultLevel's values. The region folder is Options.RegionDir,
+// else the dimension's folder when it exists, else dir itself when it
+// holds region files (a bare region folder), else the dimension's folder
+// of a save that has not made it yet (every chunk is ungenerated).
+func Open(dir string, opts Options) (*World, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("anvil: %w", err)
+	}
+	w := &World{
+		root:   root,
+		dim:    opts.Dimension,
+		blocks: opts.Blocks || opts.Dimension.HasCeiling(),
+		limit:  cmp(opts.MaxChunkBytes, DefaultMaxChunkBytes),
+		level:  DefaultLevel(),
+	}
+	w.files = newFileCache(cmp(opts.MaxOpenFiles, 16), w.openRegion)
+	if err := w.init(opts); err != nil {
+		root.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func cmp(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func (w *World) init(opts Options) error {
+	if data, err := w.readSmall("level.dat", maxLevelBytes); err == nil {
+		lv, err := ParseLevel(data)
+		if err != nil {
+			return fmt.Errorf("anvil: level.dat: %w", err)
+		}
+		w.level = lv
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("anvil: level.dat: %w", err)
+	}
+	switch {
+	case opts.RegionDir != "":
+		w.dir = filepath.ToSlash(filepath.Clean(opts.RegionDir))
+	case isDir(w.root, opts.Dimension.RegionDir()):
+		w.dir = opts.Dimension.RegionDir()
+	case hasRegions(w.root):
+		w.dir = "."
+	case w.level.Found:
+		w.dir = opts.Dimension.RegionDir()
+	default:
+		return fmt.Errorf("anvil: %s holds neither level.dat, %s nor region files", w.root.Name(), opts.Dimension.RegionDir())
+	}
+	sub, err := fs.Sub(w.root.FS(), w.dir)
+	if err != nil {
+		return fmt.Errorf("anvil: %w", err)
+	}
+	w.regFS = sub
+	return nil
+}
+
+func isDir(root *os.Root, name string) bool {
+	st, err := root.Stat(name)
+	return err == nil && st.IsDir()
+}
+
+func hasRegions(root *os.Root) bool {
+	m, _ := fs.Glob(root.FS(), "r.*.*.mca")
+	return len(m) > 0
+}
+
+// readSmall reads a file of the save folder, failing past limit bytes.
+func (w *World) readSmall(name string, limit int64) ([]byte, error) {
+	f, err := w.root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s holds %d bytes, over the limit of %d", name, st.Size(), limit)
+	}
+	b := make([]byte, st.Size())
+	if _, err := f.ReadAt(b, 0); err != nil && len(b) > 0 {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (w *World) openRegion(r geom.Region) (*os.File, error) {
+	return w.root.Open(path.Join(w.dir, RegionName(r)))
+}
+
+// Level returns what level.dat holds (or DefaultLevel's values).
+func (w *World) Level() Level { return w.level }
+
+// Dimension returns the dimension read.
+func (w *World) Dimension() Dimension { return w.dim }
+
+// Close closes the open region files. Loads in flight finish; later calls
+// return ErrClosed. Close is idempotent.
+func (w *World) Close() error {
+	w.files.close()
+	return w.root.Close()
+}
+
+// Load implements world.Source. Errors are wrapped in *world.PosError:
+// world.ErrUngenerated for a missing region file, an empty slot or an
+// unfinished chunk; ErrCorrupt for malformed data (including a chunk whose
+// own position differs from its slot's); ErrClosed after Close; I/O errors
+// as they come; ctx.Err() unwrapped when ctx has ended.
+func (w *World) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, error) {
+	ch, _, err := w.load(ctx, pos, true)
+	return ch, err
+}
+
+// Info reads chunk pos's data version and status without building it. It
+// returns errors as Load does, except that an unfinished chunk is not an
+// error (Info.Full is false).
+func (w *World) Info(ctx context.Context, pos geom.Chunk) (Info, error) {
+	_, info, err := w.load(ctx, pos, false)
+	return info, err
+}
+
+func (w *World) load(ctx context.Context, pos geom.Chunk, build bool) (*world.Chunk, Info, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, Info{}, err
+	}
+	h, err := w.files.acquire(pos.Region())
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = world.ErrUngenerated
+		}
+		return nil, Info{}, &world.PosError{Pos: pos, Err: err}
+	}
+	defer w.files.release(h)
+	bufs, _ := w.bufs.Get().(*buffers)
+	if bufs == nil {
+		bufs = new(buffers)
+	}
+	defer w.putBuffers(bufs)
+	rf := NewRegionFile(pos.Region(), h.f, -1, w.regFS, w.limit)
+	nbt, raw, err := rf.ReadChunk(pos, bufs.raw, bufs.nbt)
+	bufs.raw = raw
+	if err != nil {
+		return nil, Info{}, &world.PosError{Pos: pos, Err: err}
+	}
+	bufs.nbt = nbt
+	d := decoders.Get().(*decoder)
+	defer d.release()
+	var ch *world.Chunk
+	var info Info
+	if build {
+		ch, info, err = d.decode(nbt, DecodeOptions{Blocks: w.blocks})
+	} else {
+		info, err = d.info(nbt)
+	}
+	if err == nil || errors.Is(err, world.ErrUngenerated) {
+		if info.Pos != pos {
+			err = corrupt("slot of %v holds a chunk claiming %v", pos, info.Pos)
+			ch = nil
+		}
+	}
+	if err != nil {
+		return nil, info, &world.PosError{Pos: pos, Err: err}
+	}
+	return ch, info, nil
+}
+
+func (w *World) putBuffers(b *buffers) {
+	if cap(b.raw) > maxPooledBuffer {
+		b.raw = nil
+	}
+	if cap(b.nbt) > maxPooledBuffer {
+		b.nbt = nil
+	}
+	w.bufs.Put(b)
+}
+
+// Regions lists the regions that have a region file, sorted by x then z.
+func (w *World) Regions() ([]geom.Region, error) {
+	names, err := fs.Glob(w.regFS, "r.*.*.mca")
+	if err != nil {
+		return nil, fmt.Errorf("anvil: %w", err)
+	}
+	var out []geom.Region
+	for _, n := range names {
+		var r geom.Region
+		var tail string
+		if k, _ := fmt.Sscanf(n, "r.%d.%d.mc%s", &r.X, &r.Z, &tail); k == 3 && tail == "a" && RegionName(r) == n {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].X != out[j].X {
+			return out[i].X < out[j].X
+		}
+		return out[i].Z < out[j].Z
+	})
+	return out, nil
+}
+
+// Header reads region r's header as it is now; a missing region file reads
+// as an empty header.
+func (w *World) Header(r geom.Region) (*Header, error) {
+	h, err := w.files.acquire(r)
+	if errors.Is(err, fs.ErrNotExist) {
+		return new(Header), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer w.files.release(h)
+	return NewRegionFile(r, h.f, -1, nil, w.limit).Header()
+}
+
+// ChangedSince returns the chunks of region r saved at or after t (by the
+// region header's timestamps, which have a resolution of one second), so
+// what was remembered about them can be screened again.
+func (w *World) ChangedSince(r geom.Region, t time.Time) ([]geom.Chunk, error) {
+	h, err := w.Header(r)
+	if err != nil {
+		return nil, err
+	}
+	return h.ChangedSince(r, t), nil
+}
+
+// Modified returns when chunk c was last saved, and false when it never was.
+func (w *World) Modified(c geom.Chunk) (time.Time, bool, error) {
+	h, err := w.Header(c.Region())
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	i := Slot(c)
+	if !h.Present(i) {
+		return time.Time{}, false, nil
+	}
+	return h.Modified(i), true, nil
+}
+
+// fileCache keeps at most max region files open, least recently used
+// evicted first. An evicted file stays open until its last reader is done.
+type fileCache struct {
+	open func(geom.Region) (*os.File, error)
+	max  int
+
+	mu     sync.Mutex // protects the following fields
+	files  map[geom.Region]*fileHandle
+	lru    list.List // of *fileHandle, most recent first
+	closed bool
+}
+
+type fileHandle struct {
+	pos     geom.Region
+	f       *os.File
+	refs    int
+	evicted bool
+	elem    *list.Element
+}
+
+func newFileCache(max int, open func(geom.Region) (*os.File, error)) *fileCache {
+	return &fileCache{open: open, max: max, files: make(map[geom.Region]*fileHandle)}
+}
+
+func (c *fileCache) acquire(r geom.Region) (*fileHandle, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if h, ok := c.files[r]; ok {
+		h.refs++
+		c.lru.MoveToFront(h.elem)
+		c.mu.Unlock()
+		return h, nil
+	}
+	c.mu.Unlock()
+
+	f, err := c.open(r) // outside the lock: opening is I/O
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		f.Close()
+		return nil, ErrClosed
+	}
+	if h, ok := c.files[r]; ok { // another goroutine opened it meanwhile
+		f.Close()
+		h.refs++
+		c.lru.MoveToFront(h.elem)
+		return h, nil
+	}
+	h := &fileHandle{pos: r, f: f, refs: 1}
+	h.elem = c.lru.PushFront(h)
+	c.files[r] = h
+	for c.lru.Len() > c.max {
+		c.evictLocked(c.lru.Back().Value.(*fileHandle))
+	}
+	return h, nil
+}
+
+func (c *fileCache) evictLocked(h *fileHandle) {
+	c.lru.Remove(h.elem)
+	delete(c.files, h.pos)
+	h.evicted = true
+	if h.refs == 0 {
+		h.f.Close()
+	}
+}
+
+func (c *fileCache) release(h *fileHandle) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h.refs--
+	if h.evicted && h.refs == 0 {
+		h.f.Close()
+	}
+}
+
+func (c *fileCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for c.lru.Len() > 0 {
+		c.evictLocked(c.lru.Back().Value.(*fileHandle))
+	}
+}
+
+// openFiles reports how many files are open (for tests).
+func (c *fileCache) openFiles() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
