@@ -240,40 +240,44 @@ func decodeChecked(p []byte, req terrain.Request) (*terrain.Tile, error) {
 	}
 	t := h.viewTile()
 	const exponent = 0x7f800000 // all ones: NaN or infinity
-	// One pass over the elevations: every sample must be finite, and the
-	// interior ones (rows b..b+res, columns b..b+res) make the extrema.
-	// Validate takes them with the min and max builtins, which also order
-	// NaN and the zeros; here every elevation is finite and the extrema are
-	// only compared with ==, under which -0 and 0 are equal, so plain
-	// comparisons accept exactly the same tiles, faster.
-	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
-	for j := range side {
-		row := t.Elevations[j*side : (j+1)*side]
-		for i, e := range row {
+	// The sample checks run over the payload bytes eight at a time without
+	// branches (see anyNonFinite, anyInfinite, anyAbove); only a payload
+	// that fails one is searched again for the sample to report.
+	elev, water := h.data[:4*h.ne], h.data[4*h.ne:4*(h.ne+h.nw)]
+	if anyNonFinite(elev) {
+		for i, e := range t.Elevations {
 			if math.Float32bits(e)&exponent == exponent {
-				return nil, fmt.Errorf("%w: elevation %d is %v", terrain.ErrInvalidTile, j*side+i, e)
+				return nil, fmt.Errorf("%w: elevation %d is %v", terrain.ErrInvalidTile, i, e)
 			}
 		}
-		if j < b || j >= b+res {
-			continue
+	}
+	if anyInfinite(water) {
+		for i, w := range t.Water {
+			if math.Float32bits(w)&0x7fffffff == exponent {
+				return nil, fmt.Errorf("%w: water %d is %v", terrain.ErrInvalidTile, i, w)
+			}
 		}
-		for _, e := range row[b : b+res] {
+	}
+	if anyAbove(h.covers(), terrain.NumCovers-1) {
+		for i, c := range t.Cover {
+			if int(c) >= terrain.NumCovers {
+				return nil, fmt.Errorf("%w: cover %d is %d", terrain.ErrInvalidTile, i, c)
+			}
+		}
+	}
+	// Validate takes the extrema with the min and max builtins, which also
+	// order NaN and the zeros; every elevation is finite here and the
+	// extrema are only compared with ==, under which -0 and 0 are equal, so
+	// plain comparisons accept exactly the same tiles, faster.
+	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+	for j := b; j < b+res; j++ {
+		for _, e := range t.Elevations[j*side+b : j*side+b+res] {
 			if e < lo {
 				lo = e
 			}
 			if e > hi {
 				hi = e
 			}
-		}
-	}
-	for i, w := range t.Water {
-		if math.Float32bits(w)&0x7fffffff == exponent {
-			return nil, fmt.Errorf("%w: water %d is %v", terrain.ErrInvalidTile, i, w)
-		}
-	}
-	for i, c := range t.Cover {
-		if int(c) >= terrain.NumCovers {
-			return nil, fmt.Errorf("%w: cover %d is %d", terrain.ErrInvalidTile, i, c)
 		}
 	}
 	if lo != t.Min || hi != t.Max {
@@ -304,4 +308,55 @@ func Verify(r Record) (Key, *terrain.Tile, error) {
 		return k, nil, err
 	}
 	return k, t, nil
+}
+
+// anyNonFinite reports whether any little-endian float32 in p (whose length
+// is a multiple of 4) is NaN or infinite, that is has an all-ones exponent.
+// Two lanes at a time: masking keeps each lane's exponent, and adding one
+// at its lowest bit carries into the lane's top bit exactly when the
+// exponent is all ones; a lane never carries into its neighbour.
+func anyNonFinite(p []byte) bool {
+	var acc uint64
+	for ; len(p) >= 8; p = p[8:] {
+		acc |= binary.LittleEndian.Uint64(p)&0x7f8000007f800000 + 0x0080000000800000
+	}
+	if len(p) >= 4 {
+		acc |= uint64(binary.LittleEndian.Uint32(p))&0x7f800000 + 0x00800000
+	}
+	return acc&0x8000000080000000 != 0
+}
+
+// anyInfinite reports whether any little-endian float32 in p (whose length
+// is a multiple of 4) is infinite (NaN is not). Per lane: z is zero exactly
+// for an infinity, and z + 0x7fffffff has its top bit set exactly when z is
+// not zero (z < 2^31, so no carry leaves the lane); all lanes keep the top
+// bit unless some z was zero.
+func anyInfinite(p []byte) bool {
+	acc := ^uint64(0)
+	for ; len(p) >= 8; p = p[8:] {
+		z := binary.LittleEndian.Uint64(p)&0x7fffffff7fffffff ^ 0x7f8000007f800000
+		acc &= z + 0x7fffffff7fffffff
+	}
+	if len(p) >= 4 {
+		z := uint64(binary.LittleEndian.Uint32(p))&0x7fffffff ^ 0x7f800000
+		acc &= (z + 0x7fffffff) | 0xffffffff00000000
+	}
+	return acc&0x8000000080000000 != 0x8000000080000000
+}
+
+// anyAbove reports whether any byte of p is above limit (limit < 128).
+// Per byte: a byte with its top bit clear gets 127-limit added, which sets
+// the top bit exactly when it was above limit, without carrying out of the
+// byte; a byte with its top bit set is above limit anyway.
+func anyAbove(p []byte, limit int) bool {
+	add := 0x0101010101010101 * uint64(127-limit)
+	var acc uint64
+	for ; len(p) >= 8; p = p[8:] {
+		x := binary.LittleEndian.Uint64(p)
+		acc |= (x&0x7f7f7f7f7f7f7f7f + add) | x
+	}
+	for _, c := range p {
+		acc |= uint64((c&0x7f + byte(127-limit)) | c)
+	}
+	return acc&0x8080808080808080 != 0
 }

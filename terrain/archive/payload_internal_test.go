@@ -156,3 +156,43 @@ func TestRequestPlanMatchesReflection(t *testing.T) {
 		}
 	}
 }
+
+// The branchless sample checks agree with plain ones on every byte value
+// and on every interesting float pattern, in every lane position.
+func TestBranchlessChecks(t *testing.T) {
+	for v := range 256 {
+		for pos := range 11 {
+			p := make([]byte, 11)
+			p[pos] = byte(v)
+			for _, limit := range []int{0, terrain.NumCovers - 1, 127} {
+				if got, want := anyAbove(p, limit), v > limit; got != want {
+					t.Fatalf("anyAbove(byte %d at %d, %d) = %v, want %v", v, pos, limit, got, want)
+				}
+			}
+		}
+	}
+	patterns := []uint32{0, 0x80000000, 1, 0x007fffff, 0x00800000, 0x3f800000, 0x7f7fffff, 0xff7fffff,
+		0x7f800000, 0xff800000, 0x7f800001, 0x7fc00000, 0xffffffff, 0x7fffffff, 0x7f000000, 0xfe800000}
+	for _, x := range patterns {
+		f := math.Float32frombits(x)
+		for n := 1; n <= 3; n++ {
+			for pos := range n {
+				p := make([]byte, 4*n)
+				for i := range n {
+					binary.LittleEndian.PutUint32(p[4*i:], 0x3f800000) // 1.0
+				}
+				binary.LittleEndian.PutUint32(p[4*pos:], x)
+				nonFinite := math.IsNaN(float64(f)) || math.IsInf(float64(f), 0)
+				if got := anyNonFinite(p); got != nonFinite {
+					t.Fatalf("anyNonFinite(%#08x at %d of %d) = %v, want %v", x, pos, n, got, nonFinite)
+				}
+				if got, want := anyInfinite(p), math.IsInf(float64(f), 0); got != want {
+					t.Fatalf("anyInfinite(%#08x at %d of %d) = %v, want %v", x, pos, n, got, want)
+				}
+			}
+		}
+	}
+	if anyNonFinite(nil) || anyInfinite(nil) || anyAbove(nil, 0) {
+		t.Fatal("a check failed on no samples")
+	}
+}
