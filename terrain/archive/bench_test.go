@@ -65,13 +65,18 @@ func walk(b *testing.B, ctx context.Context, src terrain.Source, reqs []terrain.
 // front of the procedural generator. cold: each iteration starts from an
 // empty archive and a fresh generator (no drainage cell cached) and ends
 // when its writes are stored; warm: the archive already holds every tile.
+// BenchmarkDescentSQLite is the same over the SQLite store.
 func BenchmarkDescent(b *testing.B) {
+	benchDescent(b, func(*testing.B) archive.Store { return memstore.New(archive.Limits{}) })
+}
+
+func benchDescent(b *testing.B, open func(*testing.B) archive.Store) {
 	ctx := context.Background()
 	reqs := descent()
 	b.Run("cold", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			a, err := archive.Wrap(newProcgen(b), memstore.New(archive.Limits{}), quietOptions())
+			a, err := archive.Wrap(newProcgen(b), open(b), quietOptions())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -82,7 +87,7 @@ func BenchmarkDescent(b *testing.B) {
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		a, err := archive.Wrap(newProcgen(b), memstore.New(archive.Limits{}), quietOptions())
+		a, err := archive.Wrap(newProcgen(b), open(b), quietOptions())
 		if err != nil {
 			b.Fatal(err)
 		}

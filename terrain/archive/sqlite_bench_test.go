@@ -24,3 +24,6 @@ func openSQLite(b *testing.B) archive.Store {
 func BenchmarkArchiveHitSQLite(b *testing.B) { benchHit(b, openSQLite(b)) }
 
 func BenchmarkStoreReadSQLite(b *testing.B) { benchRead(b, openSQLite(b)) }
+
+// BenchmarkDescentSQLite is BenchmarkDescent over the SQLite store.
+func BenchmarkDescentSQLite(b *testing.B) { benchDescent(b, openSQLite) }
