@@ -3,6 +3,7 @@ module github.com/rtpengine/rtp
 go 1.26
 
 require (
+	github.com/Tnze/go-mc v1.20.2 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
