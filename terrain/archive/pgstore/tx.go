@@ -15,10 +15,10 @@ const schemaVersion = 1
 
 // queries holds every statement with the schema's quoted names filled in.
 type queries struct {
-	ddl                                []string
-	lockMeta, storeMeta, count         string
-	get, upsert, candidates, del       string
-	deleteOne, clear, scan, stats      string
+	ddl                           []string
+	lockMeta, storeMeta, count    string
+	get, upsert, candidates, del  string
+	deleteOne, clear, scan, stats string
 }
 
 func newQueries(schema string) queries {
