@@ -524,7 +524,7 @@ func (k *Checker) jumpDown(br world.BlockReader, x, z, lo, hi int) (int, bool) {
 	if lo > hi {
 		return 0, false
 	}
-	step := k.c.step
+	step := min(k.c.step, hi-lo+2) // a longer step skips nothing more, and could overflow
 	prev, prevAir := hi, k.Classify(br.Block(x, hi, z)) == AirLike
 	for {
 		p := max(prev-step, lo-1)
@@ -549,8 +549,8 @@ func (k *Checker) jumpUp(br world.BlockReader, x, z, lo, hi int) (int, bool) {
 	if lo > hi {
 		return 0, false
 	}
-	step := k.c.step
-	prev := lo - 1 // the lowest possible ground
+	step := min(k.c.step, hi-lo+2) // a longer step skips nothing more, and could overflow
+	prev := lo - 1                 // the lowest possible ground
 	prevAir := k.Classify(br.Block(x, prev, z)) == AirLike
 	for {
 		p := min(prev+step, hi)

@@ -3,6 +3,7 @@ package safety_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -742,6 +743,19 @@ func BenchmarkScreen(b *testing.B) {
 	for b.Loop() {
 		if _, _, _, _, ok := k.Screen(c); !ok {
 			b.Fatal("rejected")
+		}
+	}
+}
+
+// TestJumpHugeStep: a step far beyond the world's height probes only the
+// ends of the range and cannot overflow.
+func TestJumpHugeStep(t *testing.T) {
+	c, _ := netherChunk()
+	for _, dir := range []string{safety.Down, safety.Up} {
+		k := mustNew(t, safety.Rules{MinY: ptr(100), Vertical: safety.Vertical{Strategy: safety.Jump, Direction: dir, Step: math.MaxInt}})
+		r, ok := k.CheckColumn(c, 0, 0)
+		if !ok || r.Y != 128 {
+			t.Errorf("jump %s with a huge step: %+v, %v; want the roof at 128", dir, r, ok)
 		}
 	}
 }
