@@ -103,10 +103,7 @@ func (s *Store) open(ctx context.Context) error {
 	}
 
 	// The writing connection.
-	wdb, err := sql.Open(driverName, writerDSN(s.path, s.opts.TxTimeout))
-	if err != nil {
-		return err
-	}
+	wdb := sql.OpenDB(newConnector(writerDSN(s.path, s.opts.TxTimeout)))
 	s.wdb = wdb
 	wdb.SetMaxOpenConns(1)
 	wdb.SetMaxIdleConns(1)
@@ -127,7 +124,7 @@ func (s *Store) open(ctx context.Context) error {
 		conn.Close()
 		return err
 	}
-	if err := quickCheck(ctx, conn); err != nil {
+	if err := s.quickCheck(ctx, conn); err != nil {
 		conn.Close()
 		return err
 	}
@@ -144,10 +141,11 @@ func (s *Store) open(ctx context.Context) error {
 	}
 
 	// The read-only pool.
-	rdb, err := sql.Open(driverName, readerDSN(s.path, s.opts.TxTimeout))
-	if err != nil {
-		return err
+	var setup []string
+	if s.opts.MmapSize > 0 {
+		setup = append(setup, fmt.Sprintf(`PRAGMA mmap_size = %d`, s.opts.MmapSize))
 	}
+	rdb := sql.OpenDB(newConnector(readerDSN(s.path, s.opts.TxTimeout), setup...))
 	s.rdb = rdb
 	rdb.SetMaxOpenConns(s.opts.MaxConcurrentTx)
 	rdb.SetMaxIdleConns(s.opts.MaxConcurrentTx)
@@ -238,30 +236,47 @@ func setupWriter(ctx context.Context, conn *sql.Conn) error {
 	return nil
 }
 
-// quickCheck runs PRAGMA quick_check and reports the first problems found.
-func quickCheck(ctx context.Context, conn *sql.Conn) error {
-	rows, err := conn.QueryContext(ctx, `PRAGMA quick_check(5)`)
+var errCheckBudget = errors.New("quick_check budget spent")
+
+// quickCheck runs PRAGMA quick_check within QuickCheckBudget and reports
+// the first problems found. A check cut short by its budget is logged and
+// is not an error.
+func (s *Store) quickCheck(ctx context.Context, conn *sql.Conn) error {
+	qctx, cancel := context.WithTimeoutCause(ctx, s.opts.QuickCheckBudget, errCheckBudget)
+	defer cancel()
+	start := time.Now()
+	problems, err := quickCheckRows(qctx, conn)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(qctx), errCheckBudget) {
+		s.log.Warn("sqlitestore: quick_check did not finish within its budget; opening unchecked",
+			"path", s.path, "budget", s.opts.QuickCheckBudget, "elapsed", time.Since(start))
+		return nil
+	}
 	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var problems []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			return err
-		}
-		if line != "ok" {
-			problems = append(problems, line)
-		}
-	}
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("database disk image is malformed: quick_check: %s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+func quickCheckRows(ctx context.Context, conn *sql.Conn) ([]string, error) {
+	rows, err := conn.QueryContext(ctx, `PRAGMA quick_check(5)`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return nil, err
+		}
+		if line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	return problems, rows.Err()
 }
 
 // initSchema creates the schema when missing or checks its version, then
