@@ -1,0 +1,491 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+
+	"github.com/rtpengine/rtp/geom"
+)
+
+// Pulse does one bounded round of the region's background work, in this
+// order:
+//
+//  1. demand: fold each sink's requests since the last pulse into its EWMA;
+//  2. leases: expired network leases go back to the pool (or to cold);
+//  3. quotas: each sink's quota becomes its demand over DemandHorizon,
+//     clamped to [floor, capacity];
+//  4. transfers: entries of sinks over quota move to eligible sinks under
+//     quota (Eligible), oldest first, never one younger than MinResidence;
+//  5. trims: entries beyond a capacity that went down, older than
+//     MinResidence, move to an eligible sink with room or are demoted;
+//  6. refill: promotions from cold into sinks under quota (login, network,
+//     personal, general, extras, groups, one each in turn), at most
+//     Budget.PromotionsPerPulse per pulse and Budget.MaxPromotions in
+//     flight, plus the login burst;
+//  7. feed: candidates drawn from memory into the backlog, and screenings
+//     started.
+//
+// Promotions and screenings run on the pipeline's goroutines and finish
+// after Pulse returns. Pulse returns ErrClosed once the pipeline is closed
+// and ctx.Err() when ctx is already done.
+func (p *Pipeline) Pulse(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.pulseMu.Lock()
+	defer p.pulseMu.Unlock()
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	now := p.clock()
+	o := &p.opts
+
+	// 1. Demand.
+	for _, s := range p.singles {
+		s.d.update(now, o.DemandHalfLife)
+	}
+	if p.network != nil {
+		p.network.pool.d.update(now, o.DemandHalfLife)
+	}
+	if p.personal != nil {
+		p.personal.d.update(now, o.DemandHalfLife)
+	}
+	for _, g := range p.groups {
+		g.d.update(now, o.DemandHalfLife)
+	}
+
+	// 2. Leases.
+	if p.network != nil {
+		p.network.expire(now)
+	}
+
+	// 3. Capacities and quotas.
+	quota := func(s *Sink) {
+		s.fitRing()
+		c := s.capacity.Load()
+		s.quota.Store(quotaFor(s.d.perSecond(), o.DemandHorizon, effectiveFloor(s.floor.Load(), c), c))
+	}
+	for _, s := range p.singles {
+		quota(s)
+	}
+	if p.network != nil {
+		quota(p.network.pool)
+	}
+	for _, g := range p.groups {
+		g.fitRing()
+		c := g.capacity.Load()
+		g.quota.Store(quotaFor(g.d.perSecond(), o.DemandHorizon, effectiveFloor(g.floor.Load(), c), c))
+	}
+
+	// 4 and 5. Transfers and trims share one budget.
+	budget := o.Budget.Transfers
+	budget = p.transferSingles(now, budget)
+	budget = p.transferGroups(now, budget)
+	p.trim(now, budget)
+
+	// 6. Refill.
+	p.refill()
+
+	// 7. Feed.
+	p.feed()
+	return nil
+}
+
+// residentEnough reports whether an entry that arrived at t may be moved.
+func (p *Pipeline) residentEnough(t, now time.Time) bool {
+	return now.Sub(t) >= p.opts.MinResidence
+}
+
+// need is how many entries a sink lacks to reach its quota, counting the
+// promotions in flight.
+func (s *Sink) need() int {
+	return s.Quota() - s.Len() - int(s.pending.Load())
+}
+
+// transferSingles moves entries from single-target sinks over quota to
+// those under quota.
+func (p *Pipeline) transferSingles(now time.Time, budget int) int {
+	for _, d := range p.singles {
+		for _, s := range p.singles {
+			need := d.need()
+			if need <= 0 || budget <= 0 {
+				break
+			}
+			if PairEligible[*Hot](s, d) != IneligibleUncertified {
+				continue
+			}
+			surplus := s.Len() - s.Quota()
+			if surplus <= 0 {
+				continue
+			}
+			budget -= p.moveSingles(s, d, min(need, surplus, budget), now)
+		}
+	}
+	return budget
+}
+
+// moveSingles transfers up to n entries from s to d, oldest first. It stops
+// at the first entry younger than MinResidence; an entry the test does not
+// certify goes back to s. It returns how many entries it moved.
+func (p *Pipeline) moveSingles(s, d *Sink, n int, now time.Time) int {
+	moved := 0
+	for tries := s.Len(); moved < n && tries > 0; tries-- {
+		h, ok := s.ring.PollSilent()
+		if !ok {
+			break
+		}
+		if !h.live() {
+			s.c.stale.Add(1)
+			s.ring.Dispose(h)
+			continue
+		}
+		if !p.residentEnough(h.Arrived, now) {
+			s.ring.OfferSilent(h)
+			break
+		}
+		if !Eligible[*Hot](s, d, h).Certified() {
+			s.ring.OfferSilent(h)
+			continue
+		}
+		d.deliver(h, now)
+		s.c.transfersO.Add(1)
+		d.c.transfersIn.Add(1)
+		p.ctr.transfers.Add(1)
+		moved++
+	}
+	return moved
+}
+
+// transferGroups moves subspaces from group sinks over quota to group
+// sinks under quota, trimming each to the destination's size.
+func (p *Pipeline) transferGroups(now time.Time, budget int) int {
+	for _, d := range p.groups {
+		for _, s := range p.groups {
+			need := d.Quota() - d.Len() - int(d.pending.Load())
+			if need <= 0 || budget <= 0 {
+				break
+			}
+			if PairEligible[*Subspace](s, d) != IneligibleUncertified {
+				continue
+			}
+			surplus := s.Len() - s.Quota()
+			if surplus <= 0 {
+				continue
+			}
+			budget -= p.moveGroups(s, d, min(need, surplus, budget), now)
+		}
+	}
+	return budget
+}
+
+func (p *Pipeline) moveGroups(s, d *GroupSink, n int, now time.Time) int {
+	moved := 0
+	for tries := s.Len(); moved < n && tries > 0; tries-- {
+		sub, ok := s.ring.PollSilent()
+		if !ok {
+			break
+		}
+		if !s.allLive(sub) {
+			s.c.stale.Add(1)
+			s.ring.Dispose(sub)
+			continue
+		}
+		if !p.residentEnough(sub.Arrived, now) {
+			s.ring.OfferSilent(sub)
+			break
+		}
+		if !Eligible[*Subspace](s, d, sub).Certified() {
+			s.ring.OfferSilent(sub)
+			continue
+		}
+		taken, rest := s.split(sub, d.size)
+		if rest != nil {
+			s.c.trims.Add(1)
+			s.ring.Dispose(rest) // the released remainder, exactly once
+		}
+		d.deliver(taken, now)
+		s.c.transfersO.Add(1)
+		d.c.transfersIn.Add(1)
+		p.ctr.transfers.Add(1)
+		moved++
+	}
+	return moved
+}
+
+// trim brings sinks whose capacity went down back under it: entries
+// beyond the capacity that have been in the sink for MinResidence move to
+// an eligible sink with room, or are demoted to cold.
+func (p *Pipeline) trim(now time.Time, budget int) int {
+	pools := p.singles
+	if p.network != nil {
+		pools = append(pools[:len(pools):len(pools)], p.network.pool)
+	}
+	for _, s := range pools {
+		for over := s.Len() - s.Cap(); over > 0 && budget > 0; over-- {
+			h, ok := s.ring.PollSilent()
+			if !ok {
+				break
+			}
+			if !h.live() {
+				s.c.stale.Add(1)
+				s.ring.Dispose(h)
+				continue
+			}
+			if !p.residentEnough(h.Arrived, now) {
+				s.ring.OfferSilent(h)
+				break
+			}
+			budget--
+			s.c.trims.Add(1)
+			p.ctr.trims.Add(1)
+			if d := p.trimDestination(s, h); d != nil {
+				d.deliver(h, now)
+				s.c.transfersO.Add(1)
+				d.c.transfersIn.Add(1)
+				p.ctr.transfers.Add(1)
+				continue
+			}
+			s.c.demotions.Add(1)
+			p.demote(h, s.ring)
+		}
+	}
+	for _, g := range p.groups {
+		for over := g.Len() - g.Cap(); over > 0 && budget > 0; over-- {
+			sub, ok := g.ring.PollSilent()
+			if !ok {
+				break
+			}
+			if !p.residentEnough(sub.Arrived, now) {
+				g.ring.OfferSilent(sub)
+				break
+			}
+			budget--
+			g.c.trims.Add(1)
+			p.ctr.trims.Add(1)
+			for _, m := range sub.Members {
+				p.demote(m, nil)
+			}
+			g.c.demotions.Add(1)
+		}
+	}
+	return budget
+}
+
+// trimDestination finds a sink with room that may take h from s.
+func (p *Pipeline) trimDestination(s *Sink, h *Hot) *Sink {
+	for _, d := range p.singles {
+		if d.room() > 0 && d.need() > 0 && Eligible[*Hot](s, d, h).Certified() {
+			return d
+		}
+	}
+	return nil
+}
+
+// refill starts promotions from cold into sinks under quota.
+func (p *Pipeline) refill() {
+	b := p.opts.Budget
+	// The login burst: the whole deficit at once, beyond the caps.
+	if l := p.login; l != nil && l.burst.Load() {
+		need := l.need()
+		n := min(need, b.LoginBurst)
+		started := 0
+		for ; started < n; started++ {
+			if !p.startSingle(l.Sink) {
+				break
+			}
+		}
+		if started >= need {
+			l.burst.Store(false)
+		}
+	}
+
+	type target struct {
+		need  int
+		cost  int
+		start func() bool
+	}
+	var ts []target
+	single := func(s *Sink) {
+		if n := s.need(); n > 0 {
+			ts = append(ts, target{n, 1, func() bool { return p.startSingle(s) }})
+		}
+	}
+	if p.login != nil {
+		single(p.login.Sink)
+	}
+	if p.network != nil {
+		single(p.network.pool)
+	}
+	if p.personal != nil {
+		for _, kd := range p.personal.deficits() {
+			ts = append(ts, target{kd.n, 1, func() bool { return p.startPersonal(kd.key) }})
+		}
+	}
+	single(p.general)
+	for _, s := range p.extra {
+		single(s)
+	}
+	for _, g := range p.groups {
+		if n := g.Quota() - g.Len() - int(g.pending.Load()); n > 0 {
+			ts = append(ts, target{n, g.size, func() bool { return p.startGroup(g) }})
+		}
+	}
+
+	budget := b.PromotionsPerPulse
+	for progress := true; progress; {
+		progress = false
+		for i := range ts {
+			t := &ts[i]
+			room := b.MaxPromotions - int(p.promoting.Load())
+			if t.need <= 0 || t.cost > budget || t.cost > room || p.cold.Len() < t.cost {
+				continue
+			}
+			if !t.start() {
+				continue
+			}
+			t.need--
+			budget -= t.cost
+			progress = true
+		}
+	}
+}
+
+// startSingle takes one location out of cold and promotes it into s on a
+// goroutine of the pipeline.
+func (p *Pipeline) startSingle(s *Sink) bool {
+	loc, ok := p.cold.PollSilent()
+	if !ok {
+		return false
+	}
+	s.pending.Add(1)
+	p.promoting.Add(1)
+	p.spawn(func() {
+		defer p.promoting.Add(-1)
+		defer s.pending.Add(-1)
+		h, ok := p.promoteOne(p.base, loc)
+		if !ok {
+			return
+		}
+		p.deliverSingle(s, h)
+	})
+	return true
+}
+
+// deliverSingle offers a promoted entry to its sink, or demotes it when the
+// sink's own criteria refuse it or it has no room.
+func (p *Pipeline) deliverSingle(s *Sink, h *Hot) {
+	if s.crit.narrows() && !s.crit.accepts(h, p.opts.Check) {
+		s.c.mismatched.Add(1)
+		p.ctr.mismatched.Add(1)
+		p.demote(h, nil)
+		return
+	}
+	if s.room() <= 0 {
+		p.demote(h, nil)
+		return
+	}
+	s.deliver(h, p.clock())
+	s.c.promotions.Add(1)
+}
+
+func (p *Pipeline) startPersonal(key string) bool {
+	ps := p.personal
+	loc, ok := p.cold.PollSilent()
+	if !ok {
+		return false
+	}
+	ps.addPending(key, 1)
+	p.promoting.Add(1)
+	p.spawn(func() {
+		defer p.promoting.Add(-1)
+		defer ps.addPending(key, -1)
+		h, ok := p.promoteOne(p.base, loc)
+		if !ok {
+			return
+		}
+		if ps.crit.narrows() && !ps.crit.accepts(h, p.opts.Check) {
+			ps.c.mismatched.Add(1)
+			p.ctr.mismatched.Add(1)
+			p.demote(h, nil)
+			return
+		}
+		if !ps.deliver(key, h, p.clock()) {
+			p.demote(h, nil)
+			return
+		}
+		ps.c.promotions.Add(1)
+	})
+	return true
+}
+
+// startGroup takes Size locations out of cold and promotes them, on one
+// goroutine, into one subspace. If any member fails, the others are
+// demoted back to cold.
+func (p *Pipeline) startGroup(g *GroupSink) bool {
+	if p.cold.Len() < g.size {
+		return false
+	}
+	locs := make([]Location, 0, g.size)
+	for range g.size {
+		loc, ok := p.cold.PollSilent()
+		if !ok {
+			break
+		}
+		locs = append(locs, loc)
+	}
+	if len(locs) < g.size {
+		for _, l := range locs {
+			p.cold.OfferSilent(l)
+		}
+		return false
+	}
+	g.pending.Add(1)
+	p.promoting.Add(int64(g.size))
+	p.spawn(func() {
+		defer p.promoting.Add(-int64(g.size))
+		defer g.pending.Add(-1)
+		members := make([]*Hot, 0, g.size)
+		for _, l := range locs {
+			if h, ok := p.promoteOne(p.base, l); ok {
+				members = append(members, h)
+			}
+		}
+		sub := &Subspace{Members: members}
+		if len(members) == g.size && g.room() > 0 && (!g.crit.narrows() || g.Accepts(sub)) {
+			sub.Since = p.clock()
+			g.deliver(sub, sub.Since)
+			g.c.promotions.Add(1)
+			return
+		}
+		for _, h := range members {
+			p.demote(h, nil)
+		}
+	})
+	return true
+}
+
+// feed draws candidates into the backlog and starts screenings.
+func (p *Pipeline) feed() {
+	b := p.opts.Budget
+	room := p.cold.Cap() - p.cold.Len() - p.backlog.Len() - int(p.screening.Load())
+	n := min(b.Candidates, p.backlog.Cap()-p.backlog.Len(), room)
+	for range max(n, 0) {
+		idx, ok := p.opts.Memory.Rand(p.rng)
+		if !ok {
+			break
+		}
+		p.backlog.Offer(Candidate{Index: idx, Chunk: geom.ChunkAt(p.opts.Shape, idx)})
+	}
+	starts := min(b.Screens, b.MaxScreens-int(p.screening.Load()))
+	for range max(starts, 0) {
+		c, ok := p.backlog.PollSilent()
+		if !ok {
+			break
+		}
+		p.screening.Add(1)
+		p.spawn(func() {
+			defer p.screening.Add(-1)
+			p.runScreening(p.base, c)
+		})
+	}
+}

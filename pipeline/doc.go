@@ -1,0 +1,94 @@
+// Package pipeline is the location cache of one region: backlog -> cold ->
+// hot, the hot sinks that branch off the cold stage, the allocator that
+// balances them on every pulse, and the persistence of verified locations.
+//
+// # Stages
+//
+//	memory.Rand -> Backlog   candidates (a spiral index and its chunk); no I/O
+//	Backlog -> Cold          screening (ScreenFunc): surface summaries only,
+//	                         no reservation; a rejection is remembered with
+//	                         memory.AddBad(index, cause, "")
+//	Cold -> Hot sink         promotion: Reserve the chunk, the full check on
+//	                         the resident chunk (CheckFunc), the verifiers
+//	                         (verify.Registry), then an offer to the sink;
+//	                         rejections are remembered with the cause (and
+//	                         the verifier's source for safetyExternal)
+//	Hot -> Cold              demotion: silent poll, close the reservation,
+//	                         offer the bare location to cold
+//
+// Every edge is a stage.Transition, so every rejection carries a reason, and
+// an error or a panic becomes stage.ReasonError, is logged at warning level
+// and disposes the entry through its stage.
+//
+// # Sinks
+//
+// Hot sinks all hold *Hot entries (a Location with its open
+// *world.Reservation) except group sinks, whose entries are *Subspace (N
+// hot locations, N the sink's chunk cost per entry):
+//
+//	general   Sink        capacity Options.General.Capacity (activeChunkCap, 10)
+//	extra     Sink        more unleased single-target sinks (Options.Extra)
+//	login     LoginSink   capacity playerCap - online; burst fill at start
+//	network   NetworkSink token-leased (HMAC tokens); externally leased
+//	personal  PersonalSink keyed by player; externally leased
+//	group     GroupSink   subspaces of N; serves any k <= N (superset caching)
+//
+// The hot stages' OnDispose closes the reservation and does nothing else:
+// it is the only place a reservation held by a stage is closed. Demotion
+// closes the reservation of an entry it has taken out of its stage, and a
+// caller that took an entry (Take, Redeem) closes it with Hot.Close once the
+// player has moved. Every close goes through one guarded release, and
+// Stats.Reservations counts releases of reservations that were already
+// closed (which a correct pipeline never does).
+//
+// # Transfers
+//
+// Eligible implements the seed's transfer-eligibility test: rule 0 (neither
+// sink externally leased, source footprint >= destination footprint), then
+// rule 1 (same cold source by identity and a destination that narrows
+// nothing) or rule 2 (no extrinsic verifier on the destination and the
+// destination's Accepts on the entry). Accepts is a recheck against the chunk
+// the entry's own reservation holds: no chunk I/O, no verifier, and it fails
+// closed on a nil or closed reservation. A transfer moves the entry and its
+// reservation with PollSilent/OfferSilent in O(1): no reservation is opened
+// or closed and no row is written.
+//
+// # Allocator
+//
+// Pulse does bounded work: it updates each sink's demand (an EWMA of
+// requests per second), sets each sink's quota (the demand over
+// Options.DemandHorizon, clamped between the sink's floor and capacity),
+// expires network leases, transfers entries from sinks over quota to
+// eligible sinks under quota, trims sinks whose capacity went down, starts
+// promotions for sinks under quota (at most Budget.PromotionsPerPulse a
+// pulse and Budget.MaxPromotions in flight), draws candidates and starts
+// screenings. An entry is never moved or evicted for rebalancing before it
+// has been in its sink for Options.MinResidence (60 s): a quota change is
+// applied by gating promotions, and rebalancing never closes a reservation.
+//
+// Screenings and promotions run on goroutines the Pipeline owns; Settle
+// waits for them and Close stops them.
+//
+// # Persistence
+//
+// The cold and hot stages' OnAdd and OnRemove write the locations table
+// through a Persister: a row for each location from its ingress into cold
+// until it leaves the pipeline (taken by a player, or disposed). Internal
+// movement (promotion, demotion, transfer, lease, recycling after a
+// transient failure) is silent and writes nothing. Shutdown (Close) is not a
+// terminal removal: the process unloads its entries but the locations are
+// still valid, so Close detaches the Persister before closing the stages,
+// and on the next start Restore brings every row back as a cold entry. Clear
+// is terminal and deletes the rows. Rows carry a Key derived from the
+// region's seed and configuration (NewKey); the Persister drops rows of
+// another key on Load, so a changed configuration never restores locations
+// verified under the old one.
+//
+// # Statistics
+//
+// Stats returns fill, capacity, quota and demand per sink, promotions,
+// rejections by reason, transfers, login-reserve exhaustion and, for the
+// most recent misses, the fill and capacity of every sink at the instant of
+// the miss: the joint state needed to decide between pooling and per-sink
+// reservation.
+package pipeline

@@ -1,0 +1,392 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/stage"
+	"github.com/rtpengine/rtp/verify"
+	"github.com/rtpengine/rtp/world"
+)
+
+// Defaults of Options.
+const (
+	DefaultBacklogCapacity  = 256
+	DefaultColdCapacity     = 4096
+	DefaultGeneralCapacity  = 10 // activeChunkCap
+	DefaultNetworkCapacity  = 10
+	DefaultLeaseTTL         = time.Minute
+	DefaultPerPlayer        = 1
+	DefaultGroupCapacity    = 2
+	DefaultMinResidence     = 60 * time.Second
+	DefaultDemandHalfLife   = time.Minute
+	DefaultDemandHorizon    = time.Minute
+	DefaultPromotionTimeout = 10 * time.Second
+	DefaultMissHistory      = 128
+)
+
+// Defaults of Budget.
+const (
+	DefaultCandidates         = 64
+	DefaultScreens            = 16
+	DefaultMaxScreens         = 32
+	DefaultPromotionsPerPulse = 8
+	DefaultMaxPromotions      = 32
+	DefaultTransfers          = 64
+	DefaultLoginBurst         = 1024
+)
+
+// Reserver opens reservations on chunks: *world.Resident is one.
+type Reserver interface {
+	ReserveFor(ctx context.Context, pos geom.Chunk, lifespan time.Duration) (*world.Reservation, error)
+}
+
+// Screened is the result of screening a chunk from its surface summaries:
+// a landing column and y (OK), or the cause of the rejection.
+type Screened struct {
+	OK     bool
+	Block  geom.Block // the column, inside the screened chunk
+	Y      int        // the landing y (possibly unverified; promotion decides)
+	Cause  memory.Cause
+	Detail string
+}
+
+// ScreenFunc screens a candidate chunk without reserving it, reading
+// terrain summaries (through the terrain archive) off any request path.
+// An error means the screening could not be done; it is logged and the
+// candidate dropped. (*safety.Checker).Screen over a summary source,
+// adapted, is one.
+type ScreenFunc func(ctx context.Context, c geom.Chunk) (Screened, error)
+
+// SinkConfig configures an unleased single-target sink.
+type SinkConfig struct {
+	// Name is the sink's name. Default: "general" for Options.General;
+	// required for Options.Extra.
+	Name string
+	// Capacity is the number of hot entries the sink may hold. Default:
+	// DefaultGeneralCapacity (10, activeChunkCap).
+	Capacity int
+	// Floor is the least quota the allocator keeps regardless of demand.
+	// Default (0): the capacity, so the sink is kept full. Negative: no
+	// floor; the quota follows demand alone.
+	Floor int
+	// Criteria narrow the sink beyond the region's checks.
+	Criteria Criteria
+}
+
+// LoginConfig configures the login sink.
+type LoginConfig struct {
+	// Enabled adds the login sink.
+	Enabled bool
+	// Name. Default "login".
+	Name string
+	// PlayerCap is the server's player cap; the sink's capacity is
+	// PlayerCap - online.
+	PlayerCap int
+	// Criteria narrow the sink (for example World: the default world).
+	Criteria Criteria
+}
+
+// NetworkConfig configures the network sink.
+type NetworkConfig struct {
+	// Enabled adds the network sink.
+	Enabled bool
+	// Name. Default "network".
+	Name string
+	// Capacity of the unleased pool. Default DefaultNetworkCapacity.
+	Capacity int
+	// Secret keys the token MACs; servers of one network share it. At
+	// least MinSecretLen bytes. Default: random per process (tokens then
+	// work only on this server, until it restarts).
+	Secret []byte
+	// LeaseTTL is how long a reserved token holds its location. Default
+	// DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Criteria narrow the sink.
+	Criteria Criteria
+}
+
+// PersonalConfig configures the personal sink.
+type PersonalConfig struct {
+	// Enabled adds the personal sink.
+	Enabled bool
+	// Name. Default "personal".
+	Name string
+	// PerPlayer is a bucket's default capacity. Default DefaultPerPlayer.
+	PerPlayer int
+	// Criteria narrow the sink.
+	Criteria Criteria
+}
+
+// GroupConfig configures a group sink.
+type GroupConfig struct {
+	// Name is required and unique.
+	Name string
+	// Size is the number of members of each subspace (N_max). Required,
+	// at least 1.
+	Size int
+	// Capacity in subspaces. Default DefaultGroupCapacity.
+	Capacity int
+	// Floor, as SinkConfig.Floor, in subspaces.
+	Floor int
+	// Criteria narrow the sink.
+	Criteria Criteria
+}
+
+// Budget bounds the work of one pulse. Each field's zero value selects its
+// default; a negative value is invalid.
+type Budget struct {
+	// Candidates drawn from memory into the backlog per pulse. Default 64.
+	Candidates int
+	// Screens started per pulse. Default 16.
+	Screens int
+	// MaxScreens in flight at once. Default 32.
+	MaxScreens int
+	// PromotionsPerPulse is the refill-rate knob: promotions started per
+	// pulse. It bounds churn; it is not a latency control. Default 8.
+	PromotionsPerPulse int
+	// MaxPromotions in flight at once. Default 32.
+	MaxPromotions int
+	// Transfers between sinks per pulse (moves, trims). Default 64.
+	Transfers int
+	// LoginBurst is how many promotions the login sink may start beyond
+	// the per-pulse cap while its burst fill runs (at start and after the
+	// player cap grows). Default 1024.
+	LoginBurst int
+}
+
+// Options configure a Pipeline. World, Shape, Memory, Reserver, Screen and
+// Check are required; every other field has a default.
+type Options struct {
+	// Region names the region in logs. Default "region".
+	Region string
+	// World is the name of the region's world.
+	World string
+	// Shape maps memory indices to chunks (geom.ChunkAt).
+	Shape geom.Shape
+	// Memory is the region's spatial memory: candidates are drawn from it
+	// and rejections recorded in it.
+	Memory *memory.Table
+	// Reserver opens reservations for promotions: the world's resident
+	// chunk store.
+	Reserver Reserver
+	// Screen screens backlog candidates.
+	Screen ScreenFunc
+	// Check is the full safety check on a reserved chunk.
+	Check CheckFunc
+	// Verifiers run after Check on every promotion. Optional.
+	Verifiers *verify.Registry
+	// Persister writes the locations table. Optional: none by default.
+	Persister Persister
+	// Seed seeds the candidate draws. Default 0: a random seed.
+	Seed uint64
+
+	// BacklogCapacity bounds the backlog. Default 256.
+	BacklogCapacity int
+	// ColdCapacity bounds the cold stage. Default 4096.
+	ColdCapacity int
+
+	General  SinkConfig
+	Extra    []SinkConfig
+	Login    LoginConfig
+	Network  NetworkConfig
+	Personal PersonalConfig
+	Groups   []GroupConfig
+
+	Budget Budget
+
+	// MinResidence is how long an entry stays in its sink before the
+	// allocator may move or trim it. Default 60 s; negative: no minimum.
+	MinResidence time.Duration
+	// DemandHalfLife is the half-life of the demand average. Default 60 s.
+	DemandHalfLife time.Duration
+	// DemandHorizon is how many seconds of demand a sink's quota covers
+	// (above its floor). Default 60 s.
+	DemandHorizon time.Duration
+	// PromotionTimeout bounds one promotion (reservation and verifiers).
+	// Default 10 s.
+	PromotionTimeout time.Duration
+	// ReservationLifespan is the lifespan given to the reservations of hot
+	// entries (see world.ResidentOptions.Lifespan). Default 0: they never
+	// expire, since the stages close them deterministically.
+	ReservationLifespan time.Duration
+	// MissHistory is how many recent misses Stats keeps. Default 128.
+	MissHistory int
+	// Clock tells the time. Default time.Now.
+	Clock func() time.Time
+	// Logger receives transition failures and persistence problems.
+	// Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Validate reports every problem of o at once.
+func (o *Options) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("pipeline: "+format, args...)) }
+	if o.World == "" {
+		add("World is required")
+	}
+	if o.Shape == nil {
+		add("Shape is required")
+	}
+	if o.Memory == nil {
+		add("Memory is required")
+	} else if o.Shape != nil && o.Memory.Len() > o.Shape.Len()+geom.MaxBeyond {
+		add("Memory.Len %d exceeds the shape's spiral (%d)", o.Memory.Len(), o.Shape.Len()+geom.MaxBeyond)
+	}
+	if o.Reserver == nil {
+		add("Reserver is required")
+	}
+	if o.Screen == nil {
+		add("Screen is required")
+	}
+	if o.Check == nil {
+		add("Check is required")
+	}
+	capacity := func(what string, n int) {
+		if n < 0 || n > stage.MaxCapacity {
+			add("%s %d out of range [0, %d]", what, n, stage.MaxCapacity)
+		}
+	}
+	capacity("BacklogCapacity", o.BacklogCapacity)
+	capacity("ColdCapacity", o.ColdCapacity)
+	capacity("General.Capacity", o.General.Capacity)
+	names := map[string]bool{}
+	name := func(n string) {
+		if names[n] {
+			add("duplicate sink name %q", n)
+		}
+		names[n] = true
+	}
+	name(orDefault(o.General.Name, "general"))
+	for i, e := range o.Extra {
+		if e.Name == "" {
+			add("Extra[%d] has no name", i)
+		}
+		capacity(fmt.Sprintf("Extra[%d].Capacity", i), e.Capacity)
+		name(e.Name)
+	}
+	if o.Login.Enabled {
+		name(orDefault(o.Login.Name, "login"))
+		if o.Login.PlayerCap < 0 || o.Login.PlayerCap > stage.MaxCapacity {
+			add("Login.PlayerCap %d out of range [0, %d]", o.Login.PlayerCap, stage.MaxCapacity)
+		}
+	}
+	if o.Network.Enabled {
+		name(orDefault(o.Network.Name, "network"))
+		capacity("Network.Capacity", o.Network.Capacity)
+		if len(o.Network.Secret) > 0 && len(o.Network.Secret) < MinSecretLen {
+			add("Network.Secret of %d bytes is shorter than %d", len(o.Network.Secret), MinSecretLen)
+		}
+		if o.Network.LeaseTTL < 0 {
+			add("Network.LeaseTTL %v is negative", o.Network.LeaseTTL)
+		}
+	}
+	if o.Personal.Enabled {
+		name(orDefault(o.Personal.Name, "personal"))
+		if o.Personal.PerPlayer < 0 {
+			add("Personal.PerPlayer %d is negative", o.Personal.PerPlayer)
+		}
+	}
+	for i, g := range o.Groups {
+		if g.Name == "" {
+			add("Groups[%d] has no name", i)
+		}
+		name(g.Name)
+		if g.Size < 1 || g.Size > 1<<10 {
+			add("Groups[%d].Size %d out of range [1, 1024]", i, g.Size)
+		}
+		capacity(fmt.Sprintf("Groups[%d].Capacity", i), g.Capacity)
+	}
+	b := o.Budget
+	for _, f := range []struct {
+		n string
+		v int
+	}{
+		{"Candidates", b.Candidates}, {"Screens", b.Screens}, {"MaxScreens", b.MaxScreens},
+		{"PromotionsPerPulse", b.PromotionsPerPulse}, {"MaxPromotions", b.MaxPromotions},
+		{"Transfers", b.Transfers}, {"LoginBurst", b.LoginBurst},
+	} {
+		if f.v < 0 {
+			add("Budget.%s %d is negative", f.n, f.v)
+		}
+	}
+	for _, f := range []struct {
+		n string
+		v time.Duration
+	}{
+		{"DemandHalfLife", o.DemandHalfLife}, {"DemandHorizon", o.DemandHorizon},
+		{"PromotionTimeout", o.PromotionTimeout}, {"ReservationLifespan", o.ReservationLifespan},
+	} {
+		if f.v < 0 {
+			add("%s %v is negative", f.n, f.v)
+		}
+	}
+	if o.MissHistory < 0 {
+		add("MissHistory %d is negative", o.MissHistory)
+	}
+	return errors.Join(errs...)
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+func (o Options) withDefaults() Options {
+	o.Region = orDefault(o.Region, "region")
+	o.BacklogCapacity = orDefault(o.BacklogCapacity, DefaultBacklogCapacity)
+	o.ColdCapacity = orDefault(o.ColdCapacity, DefaultColdCapacity)
+	o.General.Name = orDefault(o.General.Name, "general")
+	o.General.Capacity = orDefault(o.General.Capacity, DefaultGeneralCapacity)
+	for i := range o.Extra {
+		o.Extra[i].Capacity = orDefault(o.Extra[i].Capacity, DefaultGeneralCapacity)
+	}
+	o.Extra = append([]SinkConfig(nil), o.Extra...)
+	o.Login.Name = orDefault(o.Login.Name, "login")
+	o.Network.Name = orDefault(o.Network.Name, "network")
+	o.Network.Capacity = orDefault(o.Network.Capacity, DefaultNetworkCapacity)
+	o.Network.LeaseTTL = orDefault(o.Network.LeaseTTL, DefaultLeaseTTL)
+	o.Personal.Name = orDefault(o.Personal.Name, "personal")
+	o.Personal.PerPlayer = orDefault(o.Personal.PerPlayer, DefaultPerPlayer)
+	o.Groups = append([]GroupConfig(nil), o.Groups...)
+	for i := range o.Groups {
+		o.Groups[i].Capacity = orDefault(o.Groups[i].Capacity, DefaultGroupCapacity)
+	}
+	b := &o.Budget
+	b.Candidates = orDefault(b.Candidates, DefaultCandidates)
+	b.Screens = orDefault(b.Screens, DefaultScreens)
+	b.MaxScreens = orDefault(b.MaxScreens, DefaultMaxScreens)
+	b.PromotionsPerPulse = orDefault(b.PromotionsPerPulse, DefaultPromotionsPerPulse)
+	b.MaxPromotions = orDefault(b.MaxPromotions, DefaultMaxPromotions)
+	b.Transfers = orDefault(b.Transfers, DefaultTransfers)
+	b.LoginBurst = orDefault(b.LoginBurst, DefaultLoginBurst)
+	switch {
+	case o.MinResidence == 0:
+		o.MinResidence = DefaultMinResidence
+	case o.MinResidence < 0:
+		o.MinResidence = 0
+	}
+	o.DemandHalfLife = orDefault(o.DemandHalfLife, DefaultDemandHalfLife)
+	o.DemandHorizon = orDefault(o.DemandHorizon, DefaultDemandHorizon)
+	o.PromotionTimeout = orDefault(o.PromotionTimeout, DefaultPromotionTimeout)
+	if o.ReservationLifespan == 0 {
+		o.ReservationLifespan = -1 // world: never expires
+	}
+	o.MissHistory = orDefault(o.MissHistory, DefaultMissHistory)
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}

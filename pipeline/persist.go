@@ -1,0 +1,53 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+)
+
+// Key identifies the configuration a region's locations were verified
+// under. Rows carry it; a Persister drops rows of any other key of the same
+// region on Load, so a changed seed or configuration never restores
+// locations verified under the old one.
+type Key string
+
+// NewKey derives the key of a region from its seed and the canonical bytes
+// of the configuration that decides what a valid location is (shape, world,
+// safety rules, verifiers): "v1-" and 32 hex digits of SHA-256.
+func NewKey(seed uint64, config []byte) Key {
+	h := sha256.New()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], seed)
+	h.Write([]byte("rtp/pipeline key v1\x00"))
+	h.Write(b[:])
+	h.Write(config)
+	return Key("v1-" + hex.EncodeToString(h.Sum(nil)[:16]))
+}
+
+// Persister writes the locations table of one region under one Key (both
+// bound when it is made). The pipeline calls Add at ingress into cold and
+// Remove when a location leaves the pipeline (taken by a player, or
+// disposed); internal movement calls neither.
+//
+// Add and Remove are called on request paths (a hot poll fires Remove):
+// they must not block. Implementations queue the write and perform it on a
+// goroutine of their own; Flush waits for the writes queued before it. A
+// location may be added more than once (two draws of one chunk): rows count
+// their copies, so each Remove undoes one Add.
+//
+// Implementations are safe for concurrent use.
+type Persister interface {
+	// Add records one copy of loc.
+	Add(loc Location)
+	// Remove forgets one copy of loc; removing an absent row does nothing.
+	Remove(loc Location)
+	// Load returns the rows of this region and key, one Location per
+	// copy, after deleting the region's rows of any other key. The caller
+	// owns the slice.
+	Load(ctx context.Context) ([]Location, error)
+	// Flush waits until every write queued before the call is durable, or
+	// ctx ends. It returns the first write error since the last Flush.
+	Flush(ctx context.Context) error
+}

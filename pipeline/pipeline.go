@@ -1,0 +1,399 @@
+package pipeline
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/stage"
+)
+
+// ErrClosed is returned by Pulse, Restore and Settle once the pipeline is
+// closed.
+var ErrClosed = errors.New("pipeline: closed")
+
+// Pipeline is the location cache of one region (see the package
+// documentation).
+//
+// Make one with New; the zero value is not usable. A Pipeline is safe for
+// concurrent use: Take and the other sink operations may run on any
+// goroutine at any time; Pulse, Settle, Clear and Close serialize among
+// themselves. It owns the goroutines that run screenings and promotions;
+// Close stops them.
+type Pipeline struct {
+	opts  Options
+	log   *slog.Logger
+	clock func() time.Time
+
+	backlog *stage.Queue[Candidate]
+	cold    *stage.Queue[Location]
+
+	general  *Sink
+	extra    []*Sink
+	login    *LoginSink
+	network  *NetworkSink
+	personal *PersonalSink
+	groups   []*GroupSink
+	// singles are the unleased single-target sinks, in refill priority
+	// order (login, general, extras): the transfer candidates.
+	singles []*Sink
+
+	base   context.Context // parent of all work; cancelled by Close
+	cancel context.CancelFunc
+
+	pulseMu sync.Mutex // serializes Pulse, Settle, Clear and Close
+	// pulseMu protects the following field.
+	rng *rand.Rand
+
+	workMu sync.Mutex
+	// workMu protects the following fields.
+	working int
+	idle    chan struct{} // closed while working == 0
+
+	screening atomic.Int64
+	promoting atomic.Int64
+	closed    atomic.Bool
+	detached  atomic.Bool // persistence off: Close is unloading
+
+	rel releaseCounters
+	ctr counters
+
+	missMu sync.Mutex
+	// missMu protects the following fields.
+	misses    []MissRecord // ring of the recent misses
+	missNext  int
+	missTotal uint64
+}
+
+// counters are the pipeline-wide counters.
+type counters struct {
+	screened, promotions, transfers, demotions, trims atomic.Uint64
+	rowAdds, rowRemoves, mismatched                   atomic.Uint64
+	screenRejects, promotionRejects                   [stage.ReasonError + 1]atomic.Uint64
+	memoryErrors                                      atomic.Uint64
+}
+
+// New makes the pipeline of one region. It does no I/O: call Restore to
+// bring back persisted locations, then Pulse periodically.
+func New(opts Options) (*Pipeline, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	p := &Pipeline{opts: opts, log: opts.Logger.With("region", opts.Region), clock: opts.Clock}
+	p.idle = make(chan struct{})
+	close(p.idle)
+	p.misses = make([]MissRecord, 0, opts.MissHistory)
+	seed := opts.Seed
+	if seed == 0 {
+		var b [8]byte
+		_, _ = crand.Read(b[:])
+		seed = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	p.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+
+	var err error
+	if p.backlog, err = stage.NewQueue[Candidate]("backlog", opts.BacklogCapacity, stage.Hooks[Candidate]{}); err != nil {
+		return nil, err
+	}
+	if p.cold, err = stage.NewQueue("cold", opts.ColdCapacity, stage.Hooks[Location]{
+		OnAdd:    p.rowAdd,
+		OnRemove: p.rowRemove,
+	}); err != nil {
+		return nil, err
+	}
+	g := opts.General
+	if p.general, err = newSink(p, g.Name, KindGeneral, g.Capacity, g.Floor, g.Criteria); err != nil {
+		return nil, err
+	}
+	if opts.Login.Enabled {
+		l := opts.Login
+		s, err := newSink(p, l.Name, KindLogin, l.PlayerCap, 0, l.Criteria)
+		if err != nil {
+			return nil, err
+		}
+		p.login = newLoginSink(s, l.PlayerCap)
+		p.singles = append(p.singles, s)
+	}
+	p.singles = append(p.singles, p.general)
+	for _, e := range opts.Extra {
+		s, err := newSink(p, e.Name, KindExtra, e.Capacity, e.Floor, e.Criteria)
+		if err != nil {
+			return nil, err
+		}
+		p.extra = append(p.extra, s)
+		p.singles = append(p.singles, s)
+	}
+	if opts.Network.Enabled {
+		nc := opts.Network
+		pool, err := newSink(p, nc.Name, KindNetwork, nc.Capacity, 0, nc.Criteria)
+		if err != nil {
+			return nil, err
+		}
+		if p.network, err = newNetworkSink(pool, nc.Secret, nc.LeaseTTL); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Personal.Enabled {
+		pc := opts.Personal
+		if p.personal, err = newPersonalSink(p, pc.Name, pc.PerPlayer, pc.Criteria); err != nil {
+			return nil, err
+		}
+	}
+	for _, gc := range opts.Groups {
+		gs, err := newGroupSink(p, gc.Name, gc.Size, gc.Capacity, gc.Floor, gc.Criteria)
+		if err != nil {
+			return nil, err
+		}
+		p.groups = append(p.groups, gs)
+	}
+	p.base, p.cancel = context.WithCancel(context.Background())
+	return p, nil
+}
+
+// General returns the general sink.
+func (p *Pipeline) General() *Sink { return p.general }
+
+// Extra returns the extra sink with the given name, or nil.
+func (p *Pipeline) Extra(name string) *Sink {
+	for _, s := range p.extra {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Login returns the login sink, or nil when not enabled.
+func (p *Pipeline) Login() *LoginSink { return p.login }
+
+// Network returns the network sink, or nil when not enabled.
+func (p *Pipeline) Network() *NetworkSink { return p.network }
+
+// Personal returns the personal sink, or nil when not enabled.
+func (p *Pipeline) Personal() *PersonalSink { return p.personal }
+
+// Group returns the group sink with the given name, or nil.
+func (p *Pipeline) Group(name string) *GroupSink {
+	for _, g := range p.groups {
+		if g.name == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// Cold returns the cold stage (for tests and tools: offering into it
+// directly is an ingress).
+func (p *Pipeline) Cold() stage.Stage[Location] { return p.cold }
+
+// Backlog returns the backlog stage (for tests and tools).
+func (p *Pipeline) Backlog() stage.Stage[Candidate] { return p.backlog }
+
+// rowAdd and rowRemove are the persistence callbacks of every stage.
+func (p *Pipeline) rowAdd(l Location) {
+	if p.detached.Load() {
+		return
+	}
+	p.ctr.rowAdds.Add(1)
+	if p.opts.Persister != nil {
+		p.opts.Persister.Add(l)
+	}
+}
+
+func (p *Pipeline) rowRemove(l Location) {
+	if p.detached.Load() {
+		return
+	}
+	p.ctr.rowRemoves.Add(1)
+	if p.opts.Persister != nil {
+		p.opts.Persister.Remove(l)
+	}
+}
+
+// Restore brings the persisted locations of this region and key back as
+// cold entries (silently: their rows exist). Rows that do not belong to the
+// region (another world, an index outside the memory table or not mapping
+// to the row's chunk) are deleted. It returns how many entries it restored;
+// entries beyond the cold capacity are disposed, deleting their rows.
+func (p *Pipeline) Restore(ctx context.Context) (int, error) {
+	if p.closed.Load() {
+		return 0, ErrClosed
+	}
+	if p.opts.Persister == nil {
+		return 0, nil
+	}
+	locs, err := p.opts.Persister.Load(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("pipeline: restore: %w", err)
+	}
+	n := 0
+	for _, l := range locs {
+		if !p.belongs(l) {
+			p.log.Warn("pipeline: dropping a persisted location that does not belong to the region", "location", l)
+			p.rowRemove(l)
+			continue
+		}
+		if p.cold.OfferSilent(l) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// belongs reports whether a persisted location is one this region could
+// have produced.
+func (p *Pipeline) belongs(l Location) bool {
+	if l.World != p.opts.World || l.Index < 0 || l.Index >= p.opts.Memory.Len() {
+		return false
+	}
+	return geom.ChunkAt(p.opts.Shape, l.Index) == l.Chunk()
+}
+
+// startWork registers a goroutine of the pipeline.
+func (p *Pipeline) startWork() {
+	p.workMu.Lock()
+	if p.working == 0 {
+		p.idle = make(chan struct{})
+	}
+	p.working++
+	p.workMu.Unlock()
+}
+
+func (p *Pipeline) endWork() {
+	p.workMu.Lock()
+	p.working--
+	if p.working == 0 {
+		close(p.idle)
+	}
+	p.workMu.Unlock()
+}
+
+// waitIdle waits until no goroutine of the pipeline runs, or ctx ends.
+func (p *Pipeline) waitIdle(ctx context.Context) error {
+	p.workMu.Lock()
+	ch := p.idle
+	p.workMu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// go runs f on a goroutine of the pipeline.
+func (p *Pipeline) spawn(f func()) {
+	p.startWork()
+	go func() {
+		defer p.endWork()
+		f()
+	}()
+}
+
+// Settle waits until the screenings and promotions started so far have
+// finished (no new ones start meanwhile), or ctx ends.
+func (p *Pipeline) Settle(ctx context.Context) error {
+	p.pulseMu.Lock()
+	defer p.pulseMu.Unlock()
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	return p.waitIdle(ctx)
+}
+
+// Clear empties every stage terminally: hot entries are disposed (their
+// reservations closed), leases ended, cold and backlog emptied, and the
+// rows of all of them deleted. The stages stay open. Work in flight
+// finishes normally and may deliver afterwards.
+func (p *Pipeline) Clear() {
+	p.pulseMu.Lock()
+	defer p.pulseMu.Unlock()
+	if p.network != nil {
+		p.network.closeLeases()
+	}
+	clearStage(p.general.ring)
+	for _, s := range p.singles {
+		if s != p.general {
+			clearStage(s.ring)
+		}
+	}
+	if p.network != nil {
+		clearStage(p.network.pool.ring)
+	}
+	if p.personal != nil {
+		for _, k := range p.personal.keyed.Keys() {
+			if s, ok := p.personal.keyed.Get(k); ok {
+				clearStage(s)
+			}
+		}
+	}
+	for _, g := range p.groups {
+		clearStage(g.ring)
+	}
+	clearStage(p.cold)
+	clearStage(p.backlog)
+}
+
+// clearStage disposes every entry of s.
+func clearStage[T any](s stage.Stage[T]) {
+	for {
+		v, ok := s.PollSilent()
+		if !ok {
+			return
+		}
+		s.Dispose(v)
+	}
+}
+
+// Close shuts the pipeline down: it stops the work in flight (waiting for
+// it until ctx ends), then closes every stage, which closes every
+// reservation the sinks hold and recycles nothing. Shutdown is not a
+// terminal removal: the rows of the locations are kept (persistence is
+// detached first), and Restore brings them back as cold entries on the next
+// start. Close then flushes the Persister. It is idempotent; later calls
+// return nil.
+func (p *Pipeline) Close(ctx context.Context) error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	p.pulseMu.Lock()
+	defer p.pulseMu.Unlock()
+	p.cancel()
+	waitErr := p.waitIdle(ctx)
+	p.detached.Store(true)
+	if p.network != nil {
+		p.network.closeLeases()
+		p.network.pool.ring.Close()
+	}
+	if p.personal != nil {
+		p.personal.keyed.Close()
+	}
+	for _, s := range p.singles {
+		s.ring.Close()
+	}
+	for _, g := range p.groups {
+		g.ring.Close()
+	}
+	p.cold.Close()
+	p.backlog.Close()
+	var flushErr error
+	if p.opts.Persister != nil {
+		flushErr = p.opts.Persister.Flush(ctx)
+	}
+	if waitErr != nil {
+		waitErr = fmt.Errorf("pipeline: close: work still running: %w", waitErr)
+	}
+	if flushErr != nil {
+		flushErr = fmt.Errorf("pipeline: close: flush: %w", flushErr)
+	}
+	return errors.Join(waitErr, flushErr)
+}

@@ -1,0 +1,412 @@
+package pipeline
+
+import (
+	"math"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/stage"
+	"github.com/rtpengine/rtp/world"
+)
+
+// HotSink is the seed's hot sink contract: what the allocator and the
+// transfer-eligibility test need to know about a sink whose entries are T
+// (*Hot for single-target sinks, *Subspace for group sinks).
+//
+// Implementations in this package are safe for concurrent use.
+type HotSink[T any] interface {
+	// Name is the sink's name, unique in its pipeline.
+	Name() string
+	// ColdSource is the cold stage the sink is filled from; its identity
+	// establishes common provenance (rule 1). Nil means none.
+	ColdSource() stage.Stage[Location]
+	// Accepts is the resident-chunk recheck: would this sink accept the
+	// entry? It performs no chunk I/O and calls no verifier, and it fails
+	// closed on an entry whose reservation is nil or closed.
+	Accepts(entry T) bool
+	// HasExtrinsicVerifier reports whether the sink's acceptance depends on
+	// an out-of-process check, which Accepts cannot run.
+	HasExtrinsicVerifier() bool
+	// ExternallyLeased reports whether entries are pinned to a token or a
+	// key (network, personal): such a sink never takes part in transfers.
+	ExternallyLeased() bool
+	// NarrowsBeyondColdSource reports whether the sink applies criteria its
+	// cold source does not guarantee.
+	NarrowsBeyondColdSource() bool
+	// ChunkCostPerEntry is the footprint of one entry in chunks: 1 for a
+	// single-target sink, N for a group sink of subspaces of N.
+	ChunkCostPerEntry() int
+	// DemandWeight is the sink's demand, an EWMA of requests per second
+	// updated on each pulse, in thousandths (1000 = one request a second).
+	DemandWeight() int64
+	// Len is the number of entries ready; Cap the sink's capacity.
+	Len() int
+	Cap() int
+}
+
+// Eligibility is the verdict of the transfer-eligibility test.
+type Eligibility uint8
+
+// The verdicts, in the order the rules are applied.
+const (
+	// IneligibleSameSink: source and destination are one sink.
+	IneligibleSameSink Eligibility = iota
+	// IneligibleLeased: rule 0, a sink is externally leased.
+	IneligibleLeased
+	// IneligibleFootprint: rule 0, the source's footprint is smaller than
+	// the destination's.
+	IneligibleFootprint
+	// IneligibleUncertified: rules 0 hold but neither rule 1 nor rule 2
+	// certifies the entry; it is left in place.
+	IneligibleUncertified
+	// CertifiedProvenance: rule 1, same cold source and a destination
+	// that narrows nothing.
+	CertifiedProvenance
+	// CertifiedRecheck: rule 2, the destination's Accepts passed and it has
+	// no extrinsic verifier.
+	CertifiedRecheck
+)
+
+var eligibilityNames = [...]string{
+	IneligibleSameSink:    "same sink",
+	IneligibleLeased:      "externally leased",
+	IneligibleFootprint:   "footprint too small",
+	IneligibleUncertified: "uncertified",
+	CertifiedProvenance:   "certified by provenance",
+	CertifiedRecheck:      "certified by recheck",
+}
+
+func (e Eligibility) String() string {
+	if int(e) < len(eligibilityNames) {
+		return eligibilityNames[e]
+	}
+	return "Eligibility(" + strconv.Itoa(int(e)) + ")"
+}
+
+// Certified reports whether the entry may be transferred.
+func (e Eligibility) Certified() bool {
+	return e == CertifiedProvenance || e == CertifiedRecheck
+}
+
+// PairEligible applies rule 0, the preconditions on the sink pair: distinct
+// sinks, neither externally leased, and a.ChunkCostPerEntry() >=
+// b.ChunkCostPerEntry() (subsumption: it authorizes the size comparison
+// only). It returns IneligibleUncertified when the preconditions hold (the
+// entry still needs rule 1 or 2), or the rule that failed.
+func PairEligible[T any](a, b HotSink[T]) Eligibility {
+	switch {
+	case any(a) == any(b):
+		return IneligibleSameSink
+	case a.ExternallyLeased() || b.ExternallyLeased():
+		return IneligibleLeased
+	case a.ChunkCostPerEntry() < b.ChunkCostPerEntry():
+		return IneligibleFootprint
+	}
+	return IneligibleUncertified
+}
+
+// Eligible is the seed's transfer-eligibility test of entry, held by a,
+// for destination b: rule 0 (PairEligible), then rule 1 (a.ColdSource() ==
+// b.ColdSource(), not nil, and !b.NarrowsBeyondColdSource()), then rule 2
+// (!b.HasExtrinsicVerifier() && b.Accepts(entry)). Only a certified verdict
+// allows the transfer; anything else leaves the entry where it is.
+func Eligible[T any](a, b HotSink[T], entry T) Eligibility {
+	if e := PairEligible(a, b); e != IneligibleUncertified {
+		return e
+	}
+	if ca := a.ColdSource(); ca != nil && ca == b.ColdSource() && !b.NarrowsBeyondColdSource() {
+		return CertifiedProvenance
+	}
+	if !b.HasExtrinsicVerifier() && b.Accepts(entry) {
+		return CertifiedRecheck
+	}
+	return IneligibleUncertified
+}
+
+// CheckFunc is the full safety check of a landing column on the chunk res
+// holds resident: block, headroom, vertical bounds and biome rules. It
+// returns the landing y, or the cause of the rejection. It must do no I/O
+// (it reads res.Chunk()) and fail closed on a nil or closed reservation.
+// (*safety.Checker).Accepts, adapted, is one.
+type CheckFunc func(res *world.Reservation, b geom.Block) (y int, cause memory.Cause, ok bool)
+
+// Criteria are what a sink requires of its entries beyond the region's own
+// checks.
+type Criteria struct {
+	// World, when set, restricts the sink to locations of that world.
+	World string
+	// Contains, when set, restricts the sink to locations it reports
+	// inside: shape or distance containment and vertical bounds, by
+	// arithmetic on the coordinate only.
+	Contains func(Location) bool
+	// Check, when set, replaces Options.Check for this sink: a promotion
+	// into it and every recheck use it.
+	Check CheckFunc
+	// Narrows declares criteria beyond the cold source's that this package
+	// cannot see (for example a stricter Check). Setting World, Contains or
+	// Check implies it.
+	Narrows bool
+	// Extrinsic declares that acceptance also depends on an out-of-process
+	// check: the sink then receives transfers only by provenance (rule 1).
+	Extrinsic bool
+}
+
+func (c *Criteria) narrows() bool {
+	return c.Narrows || c.World != "" || c.Contains != nil || c.Check != nil
+}
+
+// accepts is the recheck of a live entry: world, containment, then the
+// block and biome rules on the resident chunk, whose landing y must be the
+// entry's.
+func (c *Criteria) accepts(h *Hot, check CheckFunc) bool {
+	if c.World != "" && h.World != c.World {
+		return false
+	}
+	if c.Contains != nil && !c.Contains(h.Location) {
+		return false
+	}
+	if c.Check != nil {
+		check = c.Check
+	}
+	y, _, ok := check(h.Res, h.Block())
+	return ok && int64(y) == h.Y
+}
+
+// Kind is the access method a sink serves.
+type Kind uint8
+
+// The sink kinds.
+const (
+	KindGeneral Kind = iota
+	KindExtra
+	KindLogin
+	KindNetwork
+	KindPersonal
+	KindGroup
+)
+
+var kindNames = [...]string{"general", "extra", "login", "network", "personal", "group"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// demand is an EWMA of requests per second, updated on each pulse.
+type demand struct {
+	requests atomic.Uint64 // since the last update
+	rate     atomic.Uint64 // float64 bits
+	last     time.Time     // guarded by Pipeline.pulseMu
+}
+
+// update folds the requests since the last update into the average, with
+// a weight that halves every halfLife.
+func (d *demand) update(now time.Time, halfLife time.Duration) {
+	dt := now.Sub(d.last)
+	if dt <= 0 {
+		return
+	}
+	n := d.requests.Swap(0)
+	inst := float64(n) / dt.Seconds()
+	alpha := 1 - math.Exp2(-dt.Seconds()/halfLife.Seconds())
+	old := math.Float64frombits(d.rate.Load())
+	d.rate.Store(math.Float64bits(old + alpha*(inst-old)))
+	d.last = now
+}
+
+func (d *demand) perSecond() float64 { return math.Float64frombits(d.rate.Load()) }
+
+func (d *demand) weight() int64 { return int64(math.Round(d.perSecond() * 1000)) }
+
+// quotaFor is the quota of a sink: its demand over the horizon, clamped to
+// [floor, capacity].
+func quotaFor(rate float64, horizon time.Duration, floor, capacity int64) int64 {
+	want := int64(math.Ceil(rate * horizon.Seconds()))
+	return min(max(want, floor), capacity)
+}
+
+// sinkCounters are the counters of one sink.
+type sinkCounters struct {
+	hits, misses, stale     atomic.Uint64
+	promotions, mismatched  atomic.Uint64
+	transfersIn, transfersO atomic.Uint64
+	demotions, trims        atomic.Uint64
+}
+
+// Sink is an unleased single-target hot sink (general, an extra sink, or
+// the pool under a login or network sink): a lock-free stage.Ring of *Hot.
+//
+// A Sink is safe for concurrent use. The zero value is not usable: a
+// Pipeline makes its sinks.
+type Sink struct {
+	p    *Pipeline
+	name string
+	kind Kind
+	ring *stage.Ring[*Hot]
+	crit Criteria
+
+	capacity atomic.Int64 // nominal; the ring may be larger (a power of two)
+	floor    atomic.Int64 // configured floor; <= 0 means capacity, < 0 none
+	quota    atomic.Int64
+	pending  atomic.Int64 // promotions in flight into this sink
+	d        demand
+	c        sinkCounters
+}
+
+var _ HotSink[*Hot] = (*Sink)(nil)
+
+func newSink(p *Pipeline, name string, kind Kind, capacity, floor int, crit Criteria) (*Sink, error) {
+	s := &Sink{p: p, name: name, kind: kind, crit: crit}
+	ring, err := stage.NewRing(name, capacity, stage.Hooks[*Hot]{
+		OnAdd:     func(h *Hot) { p.rowAdd(h.Location) },
+		OnRemove:  func(h *Hot) { p.rowRemove(h.Location) },
+		OnDispose: func(h *Hot) { h.release(true) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.ring = ring
+	s.capacity.Store(int64(capacity))
+	s.floor.Store(int64(floor))
+	s.quota.Store(int64(capacity))
+	s.d.last = p.clock()
+	return s, nil
+}
+
+// Name implements HotSink.
+func (s *Sink) Name() string { return s.name }
+
+// Kind is the access method the sink serves.
+func (s *Sink) Kind() Kind { return s.kind }
+
+// Stage returns the sink's stage. Offering into it directly bypasses the
+// allocator's accounting; it is meant for tests and tools.
+func (s *Sink) Stage() stage.Stage[*Hot] { return s.ring }
+
+// ColdSource implements HotSink.
+func (s *Sink) ColdSource() stage.Stage[Location] { return s.p.cold }
+
+// Accepts implements HotSink: it fails closed on a nil entry or a nil or
+// closed reservation, without reading any chunk, then checks the sink's
+// criteria and the safety check on the resident chunk.
+func (s *Sink) Accepts(h *Hot) bool {
+	if !h.live() {
+		return false
+	}
+	return s.crit.accepts(h, s.p.opts.Check)
+}
+
+// HasExtrinsicVerifier implements HotSink.
+func (s *Sink) HasExtrinsicVerifier() bool { return s.crit.Extrinsic }
+
+// ExternallyLeased implements HotSink: true for the network pool.
+func (s *Sink) ExternallyLeased() bool { return s.kind == KindNetwork }
+
+// NarrowsBeyondColdSource implements HotSink.
+func (s *Sink) NarrowsBeyondColdSource() bool { return s.crit.narrows() }
+
+// ChunkCostPerEntry implements HotSink: 1.
+func (s *Sink) ChunkCostPerEntry() int { return 1 }
+
+// DemandWeight implements HotSink.
+func (s *Sink) DemandWeight() int64 { return s.d.weight() }
+
+// Len implements HotSink.
+func (s *Sink) Len() int { return s.ring.Len() }
+
+// Cap implements HotSink: the nominal capacity (the ring may hold a few
+// more, rounded up to a power of two, as slack for concurrent producers).
+func (s *Sink) Cap() int { return int(s.capacity.Load()) }
+
+// Quota is the fill the allocator aims for, set on each pulse.
+func (s *Sink) Quota() int { return int(s.quota.Load()) }
+
+// SetCapacity changes the sink's capacity (a reloaded activeChunkCap). A
+// larger capacity is filled by promotions; a smaller one never evicts at
+// once: entries above it leave by use, by transfer, or, once they have been
+// in the sink for Options.MinResidence, by demotion to cold.
+func (s *Sink) SetCapacity(n int) {
+	s.capacity.Store(int64(min(max(n, 0), stage.MaxCapacity)))
+}
+
+// Take hands out the oldest ready entry, which then belongs to the caller
+// (who closes it with Hot.Close once done). Its row is removed. On a miss
+// it records the fill of every sink. Take does not allocate.
+func (s *Sink) Take() (*Hot, bool) {
+	s.d.requests.Add(1)
+	for {
+		h, ok := s.ring.Poll()
+		if !ok {
+			s.c.misses.Add(1)
+			s.p.recordMiss(s.name)
+			return nil, false
+		}
+		if h.live() {
+			s.c.hits.Add(1)
+			return h, true
+		}
+		s.dropStale(h)
+	}
+}
+
+// dropStale ends an entry polled with Poll (its row is gone) whose
+// reservation was closed under it: the location is still verified, so it
+// goes back to cold as an ingress.
+func (s *Sink) dropStale(h *Hot) {
+	s.c.stale.Add(1)
+	h.release(true)
+	s.p.cold.Offer(h.Location)
+}
+
+// Drain demotes every entry of the sink to cold (silent poll, close the
+// reservation, offer the location to cold) and returns how many it
+// demoted.
+func (s *Sink) Drain() int {
+	n := 0
+	for {
+		h, ok := s.ring.PollSilent()
+		if !ok {
+			return n
+		}
+		s.p.demote(h, s.ring)
+		s.c.demotions.Add(1)
+		n++
+	}
+}
+
+// room reports how many more entries the sink can take before reaching its
+// nominal capacity.
+func (s *Sink) room() int { return s.Cap() - s.Len() }
+
+// deliver offers a freshly promoted or transferred entry silently.
+func (s *Sink) deliver(h *Hot, now time.Time) bool {
+	h.Arrived = now
+	return s.ring.OfferSilent(h)
+}
+
+// fitRing grows the ring to the nominal capacity, or shrinks it to what it
+// needs when that frees at least half of it. It never drops below the
+// entries stored, so it disposes nothing unless a producer races it.
+func (s *Sink) fitRing() {
+	want := max(s.Cap(), s.Len())
+	have := s.ring.Cap()
+	if want > have || (want < have/2) {
+		s.ring.Resize(want)
+	}
+}
+
+// effectiveFloor resolves the configured floor against a capacity.
+func effectiveFloor(floor, capacity int64) int64 {
+	switch {
+	case floor == 0:
+		return capacity
+	case floor < 0:
+		return 0
+	}
+	return min(floor, capacity)
+}

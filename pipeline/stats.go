@@ -1,0 +1,194 @@
+package pipeline
+
+import (
+	"github.com/rtpengine/rtp/stage"
+	"time"
+)
+
+// SinkFill is a sink's fill and capacity at one instant.
+type SinkFill struct {
+	Name     string `json:"name"`
+	Fill     int    `json:"fill"`
+	Capacity int    `json:"capacity"`
+}
+
+// MissRecord is one miss: a request that found its sink empty, with the
+// fill of every sink at that instant (the joint state that decides whether
+// pooling would have served it).
+type MissRecord struct {
+	Time  time.Time  `json:"time"`
+	Sink  string     `json:"sink"`
+	Fills []SinkFill `json:"fills"`
+}
+
+// SinkStats describe one sink.
+type SinkStats struct {
+	Name         string  `json:"name"`
+	Kind         string  `json:"kind"`
+	Fill         int     `json:"fill"`
+	Capacity     int     `json:"capacity"`
+	Quota        int     `json:"quota"`
+	Leased       int     `json:"leased,omitempty"` // network: entries held by tokens
+	Demand       float64 `json:"demand"`           // requests per second (EWMA)
+	Pending      int     `json:"pending"`          // promotions in flight
+	Hits         uint64  `json:"hits"`
+	Misses       uint64  `json:"misses"`
+	Stale        uint64  `json:"stale"` // entries found with a closed reservation
+	Promotions   uint64  `json:"promotions"`
+	Mismatched   uint64  `json:"mismatched"` // promoted but refused by the sink's criteria
+	TransfersIn  uint64  `json:"transfersIn"`
+	TransfersOut uint64  `json:"transfersOut"`
+	Demotions    uint64  `json:"demotions"`
+	Trims        uint64  `json:"trims"`
+}
+
+// ReservationStats count the closes of reservations held by the pipeline.
+type ReservationStats struct {
+	// Released is the number of reservations the pipeline or a taker
+	// released through a hot entry.
+	Released uint64 `json:"released"`
+	// ForeignClosed counts reservations already closed when the pipeline
+	// released them while it still held them: closed by the store's
+	// watchdog (ReservationLifespan) or its shutdown, or by a bug.
+	ForeignClosed uint64 `json:"foreignClosed"`
+	// DoubleReleases counts second releases of one entry; a correct
+	// pipeline never does one.
+	DoubleReleases uint64 `json:"doubleReleases"`
+}
+
+// Stats is a snapshot of a pipeline's state and counters.
+type Stats struct {
+	Backlog SinkFill    `json:"backlog"`
+	Cold    SinkFill    `json:"cold"`
+	Sinks   []SinkStats `json:"sinks"`
+
+	Screening  int    `json:"screening"` // screenings in flight
+	Promoting  int    `json:"promoting"` // promotions in flight
+	Screened   uint64 `json:"screened"`  // candidates that reached cold
+	Promotions uint64 `json:"promotions"`
+	Transfers  uint64 `json:"transfers"`
+	Demotions  uint64 `json:"demotions"`
+	Trims      uint64 `json:"trims"`
+	Mismatched uint64 `json:"mismatched"`
+	// ScreenRejections and PromotionRejections count rejections by reason
+	// name (stage.Reason.String()).
+	ScreenRejections    map[string]uint64 `json:"screenRejections"`
+	PromotionRejections map[string]uint64 `json:"promotionRejections"`
+	// LoginExhaustion counts login-reserve misses.
+	LoginExhaustion uint64 `json:"loginExhaustion"`
+	// Misses counts every miss; RecentMisses holds the last ones, oldest
+	// first.
+	Misses       uint64       `json:"misses"`
+	RecentMisses []MissRecord `json:"recentMisses"`
+	// RowAdds and RowRemoves count the persistence callbacks fired.
+	RowAdds      uint64           `json:"rowAdds"`
+	RowRemoves   uint64           `json:"rowRemoves"`
+	Reservations ReservationStats `json:"reservations"`
+	MemoryErrors uint64           `json:"memoryErrors"`
+}
+
+// fills returns the fill and capacity of every sink, in a fixed order:
+// login, general, extras, network, personal, groups.
+func (p *Pipeline) fills() []SinkFill {
+	out := make([]SinkFill, 0, len(p.singles)+3+len(p.groups))
+	for _, s := range p.singles {
+		out = append(out, SinkFill{s.name, s.Len(), s.Cap()})
+	}
+	if p.network != nil {
+		out = append(out, SinkFill{p.network.Name(), p.network.Len(), p.network.Cap()})
+	}
+	if p.personal != nil {
+		out = append(out, SinkFill{p.personal.name, p.personal.Len(), p.personal.Cap()})
+	}
+	for _, g := range p.groups {
+		out = append(out, SinkFill{g.name, g.Len(), g.Cap()})
+	}
+	return out
+}
+
+// recordMiss records a miss of sink with the fill of every sink now.
+func (p *Pipeline) recordMiss(sink string) {
+	r := MissRecord{Time: p.clock(), Sink: sink, Fills: p.fills()}
+	p.missMu.Lock()
+	defer p.missMu.Unlock()
+	p.missTotal++
+	if cap(p.misses) == 0 {
+		return
+	}
+	if len(p.misses) < cap(p.misses) {
+		p.misses = append(p.misses, r)
+		return
+	}
+	p.misses[p.missNext] = r
+	p.missNext = (p.missNext + 1) % len(p.misses)
+}
+
+func sinkStats(name string, k Kind, fill, capacity, quota int, d *demand, pending int, c *sinkCounters) SinkStats {
+	return SinkStats{
+		Name: name, Kind: k.String(), Fill: fill, Capacity: capacity, Quota: quota,
+		Demand: d.perSecond(), Pending: pending,
+		Hits: c.hits.Load(), Misses: c.misses.Load(), Stale: c.stale.Load(),
+		Promotions: c.promotions.Load(), Mismatched: c.mismatched.Load(),
+		TransfersIn: c.transfersIn.Load(), TransfersOut: c.transfersO.Load(),
+		Demotions: c.demotions.Load(), Trims: c.trims.Load(),
+	}
+}
+
+// Stats returns a snapshot of the pipeline's statistics. Counters are read
+// one by one, so under concurrent use the snapshot is not atomic.
+func (p *Pipeline) Stats() Stats {
+	st := Stats{
+		Backlog:             SinkFill{"backlog", p.backlog.Len(), p.backlog.Cap()},
+		Cold:                SinkFill{"cold", p.cold.Len(), p.cold.Cap()},
+		Screening:           int(p.screening.Load()),
+		Promoting:           int(p.promoting.Load()),
+		Screened:            p.ctr.screened.Load(),
+		Promotions:          p.ctr.promotions.Load(),
+		Transfers:           p.ctr.transfers.Load(),
+		Demotions:           p.ctr.demotions.Load(),
+		Trims:               p.ctr.trims.Load(),
+		Mismatched:          p.ctr.mismatched.Load(),
+		ScreenRejections:    map[string]uint64{},
+		PromotionRejections: map[string]uint64{},
+		RowAdds:             p.ctr.rowAdds.Load(),
+		RowRemoves:          p.ctr.rowRemoves.Load(),
+		MemoryErrors:        p.ctr.memoryErrors.Load(),
+		Reservations: ReservationStats{
+			Released:       p.rel.released.Load(),
+			ForeignClosed:  p.rel.foreignClosed.Load(),
+			DoubleReleases: p.rel.doubleReleases.Load(),
+		},
+	}
+	for _, r := range stage.Reasons() {
+		if n := p.ctr.screenRejects[r].Load(); n > 0 {
+			st.ScreenRejections[r.String()] = n
+		}
+		if n := p.ctr.promotionRejects[r].Load(); n > 0 {
+			st.PromotionRejections[r.String()] = n
+		}
+	}
+	for _, s := range p.singles {
+		st.Sinks = append(st.Sinks, sinkStats(s.name, s.kind, s.Len(), s.Cap(), s.Quota(), &s.d, int(s.pending.Load()), &s.c))
+	}
+	if n := p.network; n != nil {
+		ss := sinkStats(n.Name(), KindNetwork, n.Len(), n.Cap(), n.pool.Quota(), &n.pool.d, int(n.pool.pending.Load()), &n.pool.c)
+		ss.Leased = n.Leased()
+		st.Sinks = append(st.Sinks, ss)
+	}
+	if ps := p.personal; ps != nil {
+		st.Sinks = append(st.Sinks, sinkStats(ps.name, KindPersonal, ps.Len(), ps.Cap(), ps.Cap(), &ps.d, 0, &ps.c))
+	}
+	for _, g := range p.groups {
+		st.Sinks = append(st.Sinks, sinkStats(g.name, KindGroup, g.Len(), g.Cap(), g.Quota(), &g.d, int(g.pending.Load()), &g.c))
+	}
+	if p.login != nil {
+		st.LoginExhaustion = p.login.Exhaustion()
+	}
+	p.missMu.Lock()
+	st.Misses = p.missTotal
+	st.RecentMisses = make([]MissRecord, 0, len(p.misses))
+	st.RecentMisses = append(st.RecentMisses, p.misses[p.missNext:]...)
+	st.RecentMisses = append(st.RecentMisses, p.misses[:p.missNext]...)
+	p.missMu.Unlock()
+	return st
+}

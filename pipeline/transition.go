@@ -1,0 +1,229 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/stage"
+	"github.com/rtpengine/rtp/world"
+)
+
+// ReasonFor maps a memory cause to the transition reason of a rejection
+// for that cause.
+func ReasonFor(c memory.Cause) stage.Reason {
+	switch c {
+	case memory.CauseSafety:
+		return stage.ReasonUnsafeBlock
+	case memory.CauseBiome, memory.CausePrefilterBiome:
+		return stage.ReasonBiomeExcluded
+	case memory.CauseWorldBorder, memory.CauseVert, memory.CausePrefilterRange:
+		return stage.ReasonOutOfBounds
+	case memory.CauseSafetyExternal, memory.CauseUniquePlacement:
+		return stage.ReasonClaimProtected
+	case memory.CauseTimeout, memory.CauseNullChunk, memory.CauseUngenerated:
+		return stage.ReasonReservationFailed
+	}
+	return stage.ReasonError
+}
+
+// verdict is what a transition body tells its caller beyond the Outcome:
+// the cause to remember, the verifier blamed, and whether the location is
+// still good (recycled to cold rather than dropped).
+type verdict struct {
+	cause   memory.Cause
+	source  string
+	recycle bool
+}
+
+// runScreening runs the screening transition (backlog -> cold) on a
+// candidate already taken out of the backlog with PollSilent.
+func (p *Pipeline) runScreening(ctx context.Context, c Candidate) {
+	var v verdict
+	tr := stage.Transition[Candidate, Location]{
+		Name:    "screen",
+		Promote: func(ctx context.Context, c Candidate) (stage.Outcome[Location], error) { return p.screen(ctx, c, &v) },
+		Dispose: p.backlog.Dispose,
+		Logger:  p.log,
+	}
+	out := tr.Run(ctx, c)
+	p.ctr.screenRejects[min(out.Reason, stage.ReasonError)].Add(1)
+	switch {
+	case out.Promoted:
+		if p.cold.Offer(out.Value) {
+			p.ctr.screened.Add(1)
+		}
+	case out.Reason == stage.ReasonError:
+		// Run logged it and disposed the candidate.
+	case out.Reason == stage.ReasonShuttingDown:
+		p.backlog.Dispose(c)
+	default:
+		p.remember(c.Index, v.cause, "")
+		p.backlog.Dispose(c)
+	}
+}
+
+func (p *Pipeline) screen(ctx context.Context, c Candidate, v *verdict) (stage.Outcome[Location], error) {
+	r, err := p.opts.Screen(ctx, c.Chunk)
+	switch {
+	case err != nil && p.base.Err() != nil:
+		return stage.Rejected[Location](stage.ReasonShuttingDown, err.Error()), nil
+	case err != nil:
+		return stage.Outcome[Location]{}, fmt.Errorf("pipeline: screening %v: %w", c.Chunk, err)
+	case r.OK && r.Block.Chunk() != c.Chunk:
+		return stage.Outcome[Location]{}, fmt.Errorf("pipeline: screening %v returned %v, outside the chunk", c.Chunk, r.Block)
+	case r.OK:
+		return stage.Promoted(Location{World: p.opts.World, X: r.Block.X, Y: int64(r.Y), Z: r.Block.Z, Index: c.Index}), nil
+	case !r.Cause.Valid():
+		return stage.Outcome[Location]{}, fmt.Errorf("pipeline: screening %v rejected with invalid cause %d", c.Chunk, r.Cause)
+	}
+	v.cause = r.Cause
+	return stage.Rejected[Location](ReasonFor(r.Cause), detail(r.Cause, r.Detail)), nil
+}
+
+func detail(c memory.Cause, d string) string {
+	if d == "" {
+		return c.String()
+	}
+	return c.String() + ": " + d
+}
+
+// remember records a rejection in memory (transient causes are counted
+// there, not stored).
+func (p *Pipeline) remember(index int64, c memory.Cause, source string) {
+	if err := p.opts.Memory.AddBad(index, c, source); err != nil {
+		p.ctr.memoryErrors.Add(1)
+		p.log.Warn("pipeline: recording a rejection failed", "index", index, "cause", c, "error", err)
+	}
+}
+
+// promoteOne runs the promotion transition (cold -> hot) on a location
+// already taken out of cold with PollSilent, and deals with a rejection:
+// the place is remembered and the location dropped (its row deleted), or,
+// when the failure says nothing about the place, recycled into cold
+// silently. It returns the hot entry on success.
+func (p *Pipeline) promoteOne(ctx context.Context, loc Location) (*Hot, bool) {
+	var v verdict
+	tr := stage.Transition[Location, *Hot]{
+		Name:    "promote",
+		Promote: func(ctx context.Context, l Location) (stage.Outcome[*Hot], error) { return p.promote(ctx, l, &v) },
+		Dispose: p.cold.Dispose,
+		Logger:  p.log,
+	}
+	out := tr.Run(ctx, loc)
+	p.ctr.promotionRejects[min(out.Reason, stage.ReasonError)].Add(1)
+	switch {
+	case out.Promoted:
+		p.ctr.promotions.Add(1)
+		return out.Value, true
+	case out.Reason == stage.ReasonError:
+		// Run logged it and disposed the location through cold.
+	case out.Reason == stage.ReasonShuttingDown || v.recycle:
+		if v.recycle {
+			p.remember(loc.Index, v.cause, v.source)
+		}
+		p.cold.OfferSilent(loc)
+	default:
+		p.remember(loc.Index, v.cause, v.source)
+		p.cold.Dispose(loc)
+	}
+	return nil, false
+}
+
+// promote is the body of the promotion transition: reserve the chunk, run
+// the full check on the resident chunk, then the verifiers. Whatever it
+// reserved it closes itself unless it returns a promotion (a panic too:
+// the deferred close runs before Transition.Run recovers).
+func (p *Pipeline) promote(ctx context.Context, loc Location, v *verdict) (out stage.Outcome[*Hot], err error) {
+	ctx, cancel := context.WithTimeout(ctx, p.opts.PromotionTimeout)
+	defer cancel()
+	res, err := p.opts.Reserver.ReserveFor(ctx, loc.Chunk(), p.opts.ReservationLifespan)
+	if err != nil {
+		return p.reserveFailed(loc, err, v), nil
+	}
+	if res == nil {
+		return stage.Outcome[*Hot]{}, errors.New("pipeline: Reserver returned neither a reservation nor an error")
+	}
+	promoted := false
+	defer func() {
+		if !promoted {
+			_ = res.Close()
+		}
+	}()
+	y, cause, ok := p.opts.Check(res, loc.Block())
+	if !ok {
+		if !cause.Valid() {
+			return out, fmt.Errorf("pipeline: check of %v rejected with invalid cause %d", loc.Block(), cause)
+		}
+		v.cause = cause
+		// A check that failed for want of the chunk says nothing of the
+		// place; its location stays good.
+		v.recycle = cause.Tier() == memory.Transient
+		return stage.Rejected[*Hot](ReasonFor(cause), detail(cause, "")), nil
+	}
+	loc.Y = int64(y)
+	if p.opts.Verifiers != nil {
+		r := p.opts.Verifiers.Check(ctx, loc.verifyLocation())
+		switch {
+		case p.base.Err() != nil && !r.Passed:
+			return stage.Rejected[*Hot](stage.ReasonShuttingDown, "verifiers interrupted"), nil
+		case !r.Passed && r.Err != nil:
+			// The verifier could not answer: nothing is known of the
+			// place, so it is counted under a transient cause and kept.
+			v.cause, v.source, v.recycle = memory.CauseTimeout, r.Source, true
+			return stage.Rejected[*Hot](stage.ReasonClaimProtected, fmt.Sprintf("verifier %s could not answer: %v", r.Source, r.Err)), nil
+		case !r.Passed:
+			v.cause, v.source = memory.CauseSafetyExternal, r.Source
+			return stage.Rejected[*Hot](stage.ReasonClaimProtected, "verifier "+r.Source+" objected"), nil
+		}
+	}
+	now := p.clock()
+	h := &Hot{Location: loc, Res: res, Since: now, Arrived: now, ctr: &p.rel}
+	promoted = true
+	return stage.Promoted(h), nil
+}
+
+// reserveFailed classifies a failed reservation.
+func (p *Pipeline) reserveFailed(loc Location, err error, v *verdict) stage.Outcome[*Hot] {
+	switch {
+	case p.base.Err() != nil || errors.Is(err, world.ErrClosed):
+		return stage.Rejected[*Hot](stage.ReasonShuttingDown, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		v.cause, v.recycle = memory.CauseTimeout, true
+	case errors.Is(err, world.ErrUngenerated):
+		v.cause = memory.CauseUngenerated
+	default:
+		v.cause = memory.CauseNullChunk
+	}
+	return stage.Rejected[*Hot](stage.ReasonReservationFailed, fmt.Sprintf("reserving %v: %v", loc.Chunk(), err))
+}
+
+// demote is the demotion transition: h, already out of its stage (from,
+// or nil for an entry that never reached one), loses its reservation and
+// its location goes back to cold silently. If cold is full, cold's own
+// disposal ends the location; nothing else happens.
+func (p *Pipeline) demote(h *Hot, from stage.Stage[*Hot]) {
+	dispose := func(h *Hot) {
+		if from != nil {
+			from.Dispose(h)
+			return
+		}
+		h.release(true)
+		p.cold.Dispose(h.Location)
+	}
+	tr := stage.Transition[*Hot, Location]{
+		Name: "demote",
+		Promote: func(_ context.Context, h *Hot) (stage.Outcome[Location], error) {
+			h.release(true)
+			return stage.Promoted(h.Location), nil
+		},
+		Dispose: dispose,
+		Logger:  p.log,
+	}
+	out := tr.Run(context.Background(), h)
+	if out.Promoted {
+		p.ctr.demotions.Add(1)
+		p.cold.OfferSilent(out.Value)
+	}
+}
