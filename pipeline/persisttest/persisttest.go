@@ -1,0 +1,202 @@
+// Package persisttest checks a pipeline.Persister implementation against
+// the Persister contract. Every implementation runs it from its own tests:
+//
+//	func TestContract(t *testing.T) {
+//		persisttest.Run(t, func(t *testing.T, dir string) persisttest.Store {
+//			... open the store kept under dir ...
+//		})
+//	}
+//
+// The suite checks that rows written by Add come back from Load in order
+// after the store is reopened, that copies are counted (each Remove undoes
+// one Add), that removing an absent row does nothing, that Load deletes the
+// region's rows of other keys and leaves other regions alone, and that
+// concurrent writers lose nothing.
+package persisttest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/rtpengine/rtp/pipeline"
+)
+
+// Store is a persistence backend opened on one directory.
+type Store interface {
+	// Region returns the Persister of region under key.
+	Region(t *testing.T, region string, key pipeline.Key) pipeline.Persister
+	// Close flushes and closes the store; the suite reopens the same
+	// directory with the Opener afterwards.
+	Close(t *testing.T)
+}
+
+// Opener opens the store kept under dir (empty the first time).
+type Opener func(t *testing.T, dir string) Store
+
+// Run runs the whole suite.
+func Run(t *testing.T, open Opener) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T, Opener)
+	}{
+		{"RoundTrip", testRoundTrip},
+		{"Copies", testCopies},
+		{"RemoveAbsent", testRemoveAbsent},
+		{"KeyMismatchDropped", testKeyMismatch},
+		{"RegionsIndependent", testRegions},
+		{"Concurrent", testConcurrent},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
+	}
+}
+
+// Loc returns a distinct test location.
+func Loc(i int) pipeline.Location {
+	return pipeline.Location{World: "overworld", X: int64(i) * 16, Y: int64(64 + i%7), Z: -int64(i) * 16, Index: int64(i)}
+}
+
+func load(t *testing.T, p pipeline.Persister) []pipeline.Location {
+	t.Helper()
+	locs, err := p.Load(context.Background())
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return locs
+}
+
+func flush(t *testing.T, p pipeline.Persister) {
+	t.Helper()
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+}
+
+func testRoundTrip(t *testing.T, open Opener) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	p := s.Region(t, "r", "k1")
+	var want []pipeline.Location
+	for i := range 20 {
+		p.Add(Loc(i))
+		want = append(want, Loc(i))
+	}
+	p.Remove(Loc(3))
+	p.Remove(Loc(11))
+	want = slices.DeleteFunc(want, func(l pipeline.Location) bool { return l == Loc(3) || l == Loc(11) })
+	flush(t, p)
+	s.Close(t)
+
+	s = open(t, dir)
+	defer s.Close(t)
+	got := load(t, s.Region(t, "r", "k1"))
+	if !slices.Equal(got, want) {
+		t.Fatalf("after reopen Load() = %v, want %v (insertion order)", got, want)
+	}
+}
+
+func testCopies(t *testing.T, open Opener) {
+	s := open(t, t.TempDir())
+	defer s.Close(t)
+	p := s.Region(t, "r", "k")
+	p.Add(Loc(1))
+	p.Add(Loc(1))
+	p.Add(Loc(2))
+	p.Remove(Loc(1))
+	flush(t, p)
+	if got, want := load(t, p), []pipeline.Location{Loc(1), Loc(2)}; !slices.Equal(got, want) {
+		t.Fatalf("two Adds and one Remove of a location: Load() = %v, want %v", got, want)
+	}
+	p.Remove(Loc(1))
+	flush(t, p)
+	if got, want := load(t, p), []pipeline.Location{Loc(2)}; !slices.Equal(got, want) {
+		t.Fatalf("after the second Remove: Load() = %v, want %v", got, want)
+	}
+}
+
+func testRemoveAbsent(t *testing.T, open Opener) {
+	s := open(t, t.TempDir())
+	defer s.Close(t)
+	p := s.Region(t, "r", "k")
+	p.Remove(Loc(5))
+	p.Add(Loc(5))
+	flush(t, p)
+	if got := load(t, p); !slices.Equal(got, []pipeline.Location{Loc(5)}) {
+		t.Fatalf("Remove before Add must not pre-cancel the Add: Load() = %v", got)
+	}
+}
+
+func testKeyMismatch(t *testing.T, open Opener) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	old := s.Region(t, "r", "old")
+	old.Add(Loc(1))
+	old.Add(Loc(2))
+	flush(t, old)
+	s.Close(t)
+
+	s = open(t, dir)
+	if got := load(t, s.Region(t, "r", "new")); len(got) != 0 {
+		t.Fatalf("Load under a new key = %v, want no rows", got)
+	}
+	s.Close(t)
+	s = open(t, dir)
+	defer s.Close(t)
+	if got := load(t, s.Region(t, "r", "old")); len(got) != 0 {
+		t.Fatalf("rows of the old key came back after a Load under another key dropped them: %v", got)
+	}
+}
+
+func testRegions(t *testing.T, open Opener) {
+	s := open(t, t.TempDir())
+	defer s.Close(t)
+	a := s.Region(t, "a", "ka")
+	b := s.Region(t, "b", "kb")
+	a.Add(Loc(1))
+	b.Add(Loc(2))
+	flush(t, a)
+	if got := load(t, s.Region(t, "a", "other")); len(got) != 0 {
+		t.Fatalf("region a under another key: %v", got)
+	}
+	if got := load(t, b); !slices.Equal(got, []pipeline.Location{Loc(2)}) {
+		t.Fatalf("a Load of region a dropped rows of region b: %v", got)
+	}
+}
+
+func testConcurrent(t *testing.T, open Opener) {
+	s := open(t, t.TempDir())
+	defer s.Close(t)
+	p := s.Region(t, "r", "k")
+	const writers, each = 4, 100
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				l := Loc(w*each + i)
+				p.Add(l)
+				if i%2 == 1 {
+					p.Remove(l)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	flush(t, p)
+	got := load(t, p)
+	if len(got) != writers*each/2 {
+		t.Fatalf("Load() after concurrent writes has %d rows, want %d", len(got), writers*each/2)
+	}
+	for _, l := range got {
+		if int(l.Index)%2 != 0 {
+			t.Fatalf("row %v should have been removed", l)
+		}
+	}
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(fmt.Errorf("second Flush: %w", err))
+	}
+}

@@ -1,0 +1,131 @@
+package sqlitepersist_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/pipeline/persisttest"
+	"github.com/rtpengine/rtp/pipeline/sqlitepersist"
+)
+
+type store struct{ db *sqlitepersist.DB }
+
+func (s store) Region(t *testing.T, region string, key pipeline.Key) pipeline.Persister {
+	t.Helper()
+	r, err := s.db.Region(region, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (s store) Close(t *testing.T) {
+	t.Helper()
+	if err := s.db.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+func openDB(t *testing.T, path string) *sqlitepersist.DB {
+	t.Helper()
+	db, err := sqlitepersist.Open(context.Background(), path, sqlitepersist.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestContract(t *testing.T) {
+	persisttest.Run(t, func(t *testing.T, dir string) persisttest.Store {
+		return store{openDB(t, filepath.Join(dir, "locations.db"))}
+	})
+}
+
+func TestOptionsValidate(t *testing.T) {
+	err := sqlitepersist.Options{QueueLimit: -1, BusyTimeout: -1}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "QueueLimit") || !strings.Contains(err.Error(), "BusyTimeout") {
+		t.Fatalf("Validate() = %v, want both problems reported", err)
+	}
+	if _, err := sqlitepersist.Open(context.Background(), "", sqlitepersist.Options{}); err == nil {
+		t.Fatal("Open with an empty path succeeded")
+	}
+}
+
+func TestRegionArguments(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "l.db"))
+	defer db.Close()
+	if _, err := db.Region("", ""); err == nil || !strings.Contains(err.Error(), "region") || !strings.Contains(err.Error(), "key") {
+		t.Fatalf("Region(\"\", \"\") = %v, want both problems reported", err)
+	}
+}
+
+func TestOpenRejectsForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.db")
+	if err := os.WriteFile(junk, []byte("this is not a database, just some bytes that are long enough to look like a header......."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := sqlitepersist.Open(context.Background(), junk, sqlitepersist.Options{}); err == nil {
+		db.Close()
+		t.Fatal("Open of a non-database file succeeded")
+	}
+	if db, err := sqlitepersist.Open(context.Background(), dir, sqlitepersist.Options{}); err == nil {
+		db.Close()
+		t.Fatal("Open of a directory succeeded")
+	}
+}
+
+func TestQueueLimitDrops(t *testing.T) {
+	db, err := sqlitepersist.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), sqlitepersist.Options{QueueLimit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := db.Region("r", "k")
+	for i := range 1000 {
+		r.Add(persisttest.Loc(i))
+	}
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := db.Stats()
+	if st.Dropped == 0 || st.Written+st.Dropped != 1000 {
+		t.Fatalf("Stats() = %+v, want some drops and written+dropped = 1000", st)
+	}
+	locs, err := r.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uint64(len(locs)) != st.Written {
+		t.Fatalf("Load() has %d rows, Stats.Written %d", len(locs), st.Written)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r.Add(persisttest.Loc(1)) // after Close: dropped, no panic
+	if err := db.Flush(context.Background()); err != sqlitepersist.ErrClosed {
+		t.Fatalf("Flush after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestAddDoesNotAllocate(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "l.db"))
+	defer db.Close()
+	r, _ := db.Region("r", "k")
+	l := persisttest.Loc(1)
+	// Warm the queue's buffers.
+	for range 64 {
+		r.Add(l)
+		r.Remove(l)
+	}
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() { r.Remove(l) })
+	if allocs > 0.1 {
+		t.Fatalf("Remove allocates %.2f times per call, want 0", allocs)
+	}
+}
