@@ -80,9 +80,19 @@ func (s *Store) open(ctx context.Context, cfg *pgxpool.Config) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "rtp/terrain/archive/pgstore:"+s.opts.Schema); err != nil {
 			return fmt.Errorf("lock: %w", err)
 		}
-		for _, q := range s.q.ddl {
-			if _, err := tx.Exec(ctx, q); err != nil {
-				return fmt.Errorf("create schema: %w", err)
+		// DDL only when something is missing: CREATE INDEX IF NOT EXISTS
+		// on an existing table still takes a SHARE lock on it, which
+		// would order records before meta, against the writers' order
+		// (meta row, then records), and deadlock with a running Put.
+		var complete bool
+		if err := tx.QueryRow(ctx, s.q.exists, s.q.names[0], s.q.names[1], s.q.names[2], s.q.names[3]).Scan(&complete); err != nil {
+			return fmt.Errorf("look up schema: %w", err)
+		}
+		if !complete {
+			for _, q := range s.q.ddl {
+				if _, err := tx.Exec(ctx, q); err != nil {
+					return fmt.Errorf("create schema: %w", err)
+				}
 			}
 		}
 		t := &wtx{ctx: ctx, tx: tx, s: s}

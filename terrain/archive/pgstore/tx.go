@@ -16,6 +16,8 @@ const schemaVersion = 1
 // queries holds every statement with the schema's quoted names filled in.
 type queries struct {
 	ddl                           []string
+	exists                        string    // $1..$4: names; true when all exist
+	names                         [4]string // meta, records, recency, records_lru
 	lockMeta, storeMeta, count    string
 	get, upsert, candidates, del  string
 	deleteOne, clear, scan, stats string
@@ -29,6 +31,8 @@ func newQueries(schema string) queries {
 	// nextval takes the sequence's name as text: quote it as a literal.
 	seqLit := "'" + escapeLiteral(seq) + "'"
 	return queries{
+		exists: `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL AND to_regclass($4) IS NOT NULL`,
+		names:  [4]string{meta, records, seq, pgx.Identifier{schema, "records_lru"}.Sanitize()},
 		ddl: []string{
 			`CREATE SCHEMA IF NOT EXISTS ` + sch,
 			`CREATE TABLE IF NOT EXISTS ` + meta + ` (

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -47,6 +48,14 @@ func newConnector(dsn string, setup ...string) *connector {
 
 func (c *connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
 func (c *connector) Driver() driver.Driver                        { return c.drv }
+
+// isBusy reports whether err is SQLITE_BUSY: a lock wait that ran out of
+// busy_timeout, which this package sets to the time the transaction (or
+// Open) has, so it means that time is spent.
+func isBusy(err error) bool {
+	var e sqlite3.Error
+	return errors.As(err, &e) && e.Code == sqlite3.ErrBusy
+}
 
 // writerDSN is the data source of the writing connection.
 func writerDSN(path string, busy time.Duration) string {

@@ -81,7 +81,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, fmt.Errorf("sqlitestore: open %s: %w", path, cerr)
 		}
-		if errors.Is(context.Cause(octx), errOpenTimeout) {
+		if errors.Is(context.Cause(octx), errOpenTimeout) || isBusy(err) {
 			return nil, fmt.Errorf("sqlitestore: open %s: %w after %v (%v)", path, errOpenTimeout, opts.OpenTimeout, err)
 		}
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)

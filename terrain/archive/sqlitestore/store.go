@@ -214,12 +214,13 @@ func (s *Store) admit(ctx context.Context) (context.Context, func(), error) {
 }
 
 // fail wraps err from operation op: the caller's context error when ctx is
-// done, a timeout when the transaction's own bound ran out, else err.
+// done, a timeout when the transaction's own bound ran out (its context, or
+// a lock wait that used up busy_timeout = TxTimeout), else err.
 func (s *Store) fail(op string, ctx, txctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("sqlitestore: %s: %w", op, cerr)
 	}
-	if txctx != nil && errors.Is(context.Cause(txctx), errTxTimeout) {
+	if txctx != nil && (errors.Is(context.Cause(txctx), errTxTimeout) || isBusy(err)) {
 		return fmt.Errorf("sqlitestore: %s: %w after %v (%v)", op, errTxTimeout, s.opts.TxTimeout, err)
 	}
 	return fmt.Errorf("sqlitestore: %s: %w", op, err)
