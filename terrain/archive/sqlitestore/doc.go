@@ -146,7 +146,11 @@
 // 64 KB with 4 KiB pages; counted with strace). With PRAGMA mmap_size on the
 // read connections they become memory copies: in the driver benchmark,
 // interleaved runs, a 64 KB read went from 224 µs to 131 µs (-42%, p=0.002,
-// n=6) and a 200 KB read from 882 µs to 484 µs. Read connections therefore
+// n=6) and a 200 KB read from 882 µs to 484 µs. In the store itself the
+// gain was within the shared machine's noise (BenchmarkStoreRead against
+// BenchmarkStoreReadNoMmap: 135 against 139 µs, then 157 against 200 µs;
+// strace: 0.2 against 1.8 preads per Get, the page cache serving the rest),
+// and it costs nothing measurable elsewhere. Read connections therefore
 // map up to MmapSize (default 2 GiB, SQLite's ceiling on Linux); the
 // writing connection does not. The file only grows (no VACUUM, no
 // auto_vacuum), so a mapping never outlives the file's end.
