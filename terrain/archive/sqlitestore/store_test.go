@@ -308,6 +308,7 @@ func TestOpenErrors(t *testing.T) {
 				t.Fatalf("Open(%s) = nil error, want one containing %q", tc.name, tc.want)
 			}
 			msg := err.Error()
+			t.Log(msg)
 			prefix := "sqlitestore: open " + tc.path + ": "
 			if tc.path == "" {
 				prefix = "sqlitestore: open: "
