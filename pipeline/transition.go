@@ -91,7 +91,15 @@ func detail(c memory.Cause, d string) string {
 
 // remember records a rejection in memory (transient causes are counted
 // there, not stored).
+// A panic in the table is logged and counted, not raised: it must not take
+// the region's worker goroutine, and the process, down with it.
 func (p *Pipeline) remember(index int64, c memory.Cause, source string) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.ctr.memoryErrors.Add(1)
+			p.log.Error("pipeline: memory table panicked recording a rejection", "index", index, "cause", c, "panic", fmt.Sprint(r))
+		}
+	}()
 	if err := p.opts.Memory.AddBad(index, c, source); err != nil {
 		p.ctr.memoryErrors.Add(1)
 		p.log.Warn("pipeline: recording a rejection failed", "index", index, "cause", c, "error", err)
