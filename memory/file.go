@@ -423,7 +423,7 @@ func (t *Table) snapshotLocked() *File {
 	f.Runs = make([]Run, 0, act.len()+t.prob.len())
 	i, j := 0, 0
 	for i < act.len() || j < t.prob.len() {
-		if j >= t.prob.len() || (i < act.len() && act.start[i] < t.prob.start[j]) {
+		if j >= t.prob.len() || (i < act.len() && act.start(i) < t.prob.start(j)) {
 			f.Runs = append(f.Runs, act.run(i))
 			i++
 			continue

@@ -16,10 +16,10 @@ import (
 // their attributes) must agree.
 
 type mcell struct {
-	bad                bool
-	run                int // run id; cells of one run share it
-	cause              Cause
-	exp, ttl, startPos int64
+	bad      bool
+	run      int // run id; cells of one run share it
+	cause    Cause
+	exp, ttl int64
 }
 
 type mmark struct {

@@ -25,56 +25,55 @@ func (r Run) Tier() Tier {
 	return Dynamic
 }
 
-// runSet is an immutable set of sorted, disjoint runs with search indexes.
+// runSet is an immutable set of sorted, disjoint runs with search tables.
 //
-// Per run it holds start (8 bytes), the bad-cell prefix pre (8), cause (1),
-// expiry (8) and TTL (4): 29 bytes, plus the two indexes' upper levels
-// (about 1.07 bytes). End and the Rand search key are derived:
+// The leaf array interleaves each run's start and the count of bad cells
+// before it, (start, pre) pairs, followed by window padding pairs
+// (padKey, total), so one contiguous scan finds what either search needs:
 //
-//	end(j)  = start[j] + pre[j+1] - pre[j]
-//	good(j) = start[j] - pre[j]   (selectable cells before run j)
+//	end(j)  = start(j) + pre(j+1) - pre(j)
+//	good(j) = start(j) - pre(j)   (selectable cells before run j)
+//
+// Per run: start and pre (16 bytes), cause (1), expiry (8) and TTL (4): 29
+// bytes, plus the two bucket tables (at most 2 bytes together).
 type runSet struct {
 	n      int      // number of runs
-	start  []int64  // run starts, ascending, padded with padKey to whole blocks
-	pre    []int64  // len(start)+1 entries: bad cells before run j; pre[j] = total for j >= n
+	leaf   []int64  // (start, pre) pairs for n runs, then window padding pairs
 	cause  []Cause  // per run
 	expiry []int64  // per run, Unix seconds, 0 = static
 	ttl    []uint32 // per run, seconds
-	byIdx  index    // over start (IsBad)
-	byGood index    // over good(j) (Select)
+	byIdx  buckets  // over start(j) (IsBad)
+	byGood buckets  // over good(j) (Select)
 }
+
+// padKey pads the leaf: greater than every probe, so padding never counts.
+const padKey = 1<<63 - 1
 
 var emptyRunSet = newRunSet(nil)
 
 // newRunSet builds a run set from sorted, disjoint runs.
 func newRunSet(runs []Run) *runSet {
 	n := len(runs)
-	m := padLen(n)
 	s := &runSet{
 		n:      n,
-		start:  make([]int64, m),
-		pre:    make([]int64, m+1),
+		leaf:   make([]int64, 2*(n+window)),
 		cause:  make([]Cause, n),
 		expiry: make([]int64, n),
 		ttl:    make([]uint32, n),
 	}
 	var total int64
 	for j, r := range runs {
-		s.start[j] = r.Start
-		s.pre[j] = total
+		s.leaf[2*j], s.leaf[2*j+1] = r.Start, total
 		total += r.Len
 		s.cause[j] = r.Cause
 		s.expiry[j] = r.Expires
 		s.ttl[j] = clampTTL(r.TTL)
 	}
-	for j := n; j < m; j++ {
-		// Padding: its start and good key exceed every probe.
-		s.start[j] = padKey
-		s.pre[j] = total
+	for j := n; j < n+window; j++ {
+		s.leaf[2*j], s.leaf[2*j+1] = padKey, total
 	}
-	s.pre[m] = total
-	s.byIdx = buildIndex(m, func(i int) int64 { return s.start[i] })
-	s.byGood = buildIndex(m, func(i int) int64 { return s.start[i] - s.pre[i] })
+	s.byIdx = newBuckets(n, s.start)
+	s.byGood = newBuckets(n, s.good)
 	return s
 }
 
@@ -92,83 +91,109 @@ func clampTTL(ttl int64) uint32 {
 func (s *runSet) len() int { return s.n }
 
 // bad returns the number of cells covered by the runs.
-func (s *runSet) bad() int64 { return s.pre[s.n] }
+func (s *runSet) bad() int64 { return s.leaf[2*s.n+1] }
+
+// start returns the first index of run j.
+func (s *runSet) start(j int) int64 { return s.leaf[2*j] }
+
+// good returns the number of selectable cells before run j.
+func (s *runSet) good(j int) int64 { return s.leaf[2*j] - s.leaf[2*j+1] }
+
+// length returns the number of cells of run j.
+func (s *runSet) length(j int) int64 { return s.leaf[2*j+3] - s.leaf[2*j+1] }
 
 // run returns run j.
 func (s *runSet) run(j int) Run {
 	return Run{
-		Start:   s.start[j],
-		Len:     s.pre[j+1] - s.pre[j],
+		Start:   s.start(j),
+		Len:     s.length(j),
 		Cause:   s.cause[j],
 		Expires: s.expiry[j],
 		TTL:     int64(s.ttl[j]),
 	}
 }
 
-// find returns the run containing index i, or -1.
-func (s *runSet) find(i int64) int {
-	r := s.byIdx.rank(s.start, i)
-	if r == 0 {
-		return -1
+// rankStart returns the number of runs starting at or before x (x >= 0).
+func (s *runSet) rankStart(x int64) int {
+	lo, hi, past := s.byIdx.span(x)
+	switch {
+	case past:
+		return s.n
+	case hi-lo <= window:
+		return lo + countStarts((*[2 * window]int64)(s.leaf[2*lo:]), x)
 	}
-	j := r - 1
-	if i < s.start[j]+s.pre[j+1]-s.pre[j] {
+	return upperBound(lo, hi, x, s.start)
+}
+
+// rankGood returns the number of runs whose good key is <= k (k >= 0).
+func (s *runSet) rankGood(k int64) int {
+	lo, hi, past := s.byGood.span(k)
+	switch {
+	case past:
+		return s.n
+	case hi-lo <= window:
+		return lo + countGood((*[2 * window]int64)(s.leaf[2*lo:]), k)
+	}
+	return upperBound(lo, hi, k, s.good)
+}
+
+// upperBound returns lo plus the number of keys in [lo, hi) that are <= x:
+// the fallback for a bucket too full for one window.
+func upperBound(lo, hi int, x int64, key func(int) int64) int {
+	// Invariant: keys before lo are <= x, keys at or after hi are > x.
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if key(mid) <= x {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// countStarts returns how many of the window's runs start at or before x,
+// without branches.
+func countStarts(b *[2 * window]int64, x int64) int {
+	return b2i(b[0] <= x) + b2i(b[2] <= x) + b2i(b[4] <= x) + b2i(b[6] <= x) +
+		b2i(b[8] <= x) + b2i(b[10] <= x) + b2i(b[12] <= x) + b2i(b[14] <= x) +
+		b2i(b[16] <= x) + b2i(b[18] <= x) + b2i(b[20] <= x) + b2i(b[22] <= x) +
+		b2i(b[24] <= x) + b2i(b[26] <= x) + b2i(b[28] <= x) + b2i(b[30] <= x)
+}
+
+// countGood returns how many of the window's runs have good <= k, without
+// branches.
+func countGood(b *[2 * window]int64, k int64) int {
+	return b2i(b[0]-b[1] <= k) + b2i(b[2]-b[3] <= k) + b2i(b[4]-b[5] <= k) + b2i(b[6]-b[7] <= k) +
+		b2i(b[8]-b[9] <= k) + b2i(b[10]-b[11] <= k) + b2i(b[12]-b[13] <= k) + b2i(b[14]-b[15] <= k) +
+		b2i(b[16]-b[17] <= k) + b2i(b[18]-b[19] <= k) + b2i(b[20]-b[21] <= k) + b2i(b[22]-b[23] <= k) +
+		b2i(b[24]-b[25] <= k) + b2i(b[26]-b[27] <= k) + b2i(b[28]-b[29] <= k) + b2i(b[30]-b[31] <= k)
+}
+
+// find returns the run containing index i (i >= 0), or -1.
+func (s *runSet) find(i int64) int {
+	j := s.rankStart(i) - 1
+	if j >= 0 && i < s.leaf[2*j]+s.leaf[2*j+3]-s.leaf[2*j+1] {
 		return j
 	}
 	return -1
 }
 
-// contains reports whether index i lies in a run. It is find without the
-// run number: in the leaf block, i is inside a run exactly when more runs
-// start at or before i than end at or before it (runs before the block
-// count in neither, being over before the block starts). Computing every
-// end of the block, rather than only the predecessor's, makes all the leaf
-// loads independent of the comparison results, so their cache misses
-// overlap instead of following one another.
-func (s *runSet) contains(i int64) bool {
-	lo := s.byIdx.leafBlock(i)
-	if lo < 0 {
-		return false
-	}
-	st := (*[fanout]int64)(s.start[lo:])
-	pr := (*[fanout + 1]int64)(s.pre[lo:])
-	return count16(st, i) > countEnds16(st, pr, i)
-}
-
-// countEnds16 returns how many runs of a leaf block end at or before x.
-func countEnds16(st *[fanout]int64, pr *[fanout + 1]int64, x int64) int {
-	c := 0
-	for k := range fanout {
-		c += b2i(st[k]+pr[k+1]-pr[k] <= x)
-	}
-	return c
-}
+// contains reports whether index i (i >= 0) lies in a run.
+func (s *runSet) contains(i int64) bool { return s.find(i) >= 0 }
 
 // selectGood returns the index of the k-th (0-based) cell not covered by a
 // run. k must be >= 0; the result may be past any universe bound.
 //
-// With j the last run having good(j) <= k, the cell lies after run j and
-// before run j+1, so it sits k + pre[j+1] cells from the origin: every bad
-// cell before it belongs to runs 0..j.
+// With r the number of runs whose good key is <= k, the cell lies after run
+// r-1 and before run r, so it sits k + pre(r) cells from the origin: every
+// bad cell before it belongs to runs 0..r-1.
 func (s *runSet) selectGood(k int64) int64 {
-	lo := s.byGood.leafBlock(k)
-	if lo < 0 {
-		return k
-	}
-	return k + s.pre[lo+countGood16((*[fanout]int64)(s.start[lo:]), (*[fanout]int64)(s.pre[lo:]), k)]
-}
-
-// countGood16 returns how many of the runs in a leaf block have
-// good(j) = start[j] - pre[j] <= k, without branches.
-func countGood16(st, pr *[fanout]int64, k int64) int {
-	return b2i(st[0]-pr[0] <= k) + b2i(st[1]-pr[1] <= k) + b2i(st[2]-pr[2] <= k) + b2i(st[3]-pr[3] <= k) +
-		b2i(st[4]-pr[4] <= k) + b2i(st[5]-pr[5] <= k) + b2i(st[6]-pr[6] <= k) + b2i(st[7]-pr[7] <= k) +
-		b2i(st[8]-pr[8] <= k) + b2i(st[9]-pr[9] <= k) + b2i(st[10]-pr[10] <= k) + b2i(st[11]-pr[11] <= k) +
-		b2i(st[12]-pr[12] <= k) + b2i(st[13]-pr[13] <= k) + b2i(st[14]-pr[14] <= k) + b2i(st[15]-pr[15] <= k)
+	return k + s.leaf[2*s.rankGood(k)+1]
 }
 
 // bytes reports the memory the run set holds.
 func (s *runSet) bytes() int64 {
-	return int64(cap(s.start))*8 + int64(cap(s.pre))*8 + int64(cap(s.cause)) +
+	return int64(cap(s.leaf))*8 + int64(cap(s.cause)) +
 		int64(cap(s.expiry))*8 + int64(cap(s.ttl))*4 + s.byIdx.bytes() + s.byGood.bytes()
 }

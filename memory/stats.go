@@ -68,7 +68,7 @@ func (t *Table) Stats() Stats {
 	}
 	var perCause [NumCauses]int64
 	for j := range act.len() {
-		perCause[act.cause[j]] += act.pre[j+1] - act.pre[j]
+		perCause[act.cause[j]] += act.length(j)
 		if act.expiry[j] == 0 {
 			st.StaticRuns++
 		}
