@@ -13,7 +13,7 @@ import (
 //  1. demand: fold each sink's requests since the last pulse into its EWMA;
 //  2. leases: expired network leases go back to the pool (or to cold);
 //  3. quotas: each sink's quota becomes its demand over DemandHorizon,
-//     clamped to [floor, capacity];
+//     rounded and clamped to [floor, capacity];
 //  4. transfers: entries of sinks over quota move to eligible sinks under
 //     quota (Eligible), oldest first, never one younger than MinResidence;
 //  5. trims: entries beyond a capacity that went down, older than

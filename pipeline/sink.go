@@ -223,10 +223,11 @@ func (d *demand) perSecond() float64 { return math.Float64frombits(d.rate.Load()
 
 func (d *demand) weight() int64 { return int64(math.Round(d.perSecond() * 1000)) }
 
-// quotaFor is the quota of a sink: its demand over the horizon, clamped to
-// [floor, capacity].
+// quotaFor is the quota of a sink: its demand over the horizon, rounded to
+// the nearest entry (so a decayed average reaches zero), clamped to [floor,
+// capacity].
 func quotaFor(rate float64, horizon time.Duration, floor, capacity int64) int64 {
-	want := int64(math.Ceil(rate * horizon.Seconds()))
+	want := int64(math.Round(rate * horizon.Seconds()))
 	return min(max(want, floor), capacity)
 }
 
