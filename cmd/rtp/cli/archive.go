@@ -32,14 +32,14 @@ func newArchiveCmd() *cobra.Command {
 tiles in a SQLite database. Clearing it never changes the world: every tile
 is generated again when next needed.
 
-The store is opened with --max-entries and --max-bytes; one that holds more
-is trimmed (least recently used first), so pass the limits the server uses
-if they are not the defaults.`,
+These commands open the archive without trimming it: --max-entries and
+--max-bytes are only the limits reported (pass the server's if they are not
+the defaults).`,
 	}
 	f := cmd.PersistentFlags()
 	f.StringVar(&o.db, "db", DefaultArchivePath, "archive database (SQLite)")
-	f.Int64Var(&o.maxEntries, "max-entries", archive.DefaultMaxEntries, "entry limit the store is opened with")
-	f.Int64Var(&o.maxBytes, "max-bytes", archive.DefaultMaxBytes, "byte limit the store is opened with")
+	f.Int64Var(&o.maxEntries, "max-entries", archive.DefaultMaxEntries, "entry limit to report (nothing is trimmed)")
+	f.Int64Var(&o.maxBytes, "max-bytes", archive.DefaultMaxBytes, "byte limit to report (nothing is trimmed)")
 	cmd.AddCommand(newArchiveStatsCmd(&o), newArchiveVerifyCmd(&o), newArchiveClearCmd(&o))
 	return cmd
 }
@@ -58,6 +58,7 @@ func openArchiveStore(ctx context.Context, o *archiveOptions, stderr io.Writer) 
 	}
 	return sqlitestore.Open(ctx, o.db, sqlitestore.Options{
 		Limits: archive.Limits{MaxEntries: o.maxEntries, MaxBytes: o.maxBytes},
+		NoTrim: true,
 		Logger: slog.New(slog.NewTextHandler(stderr, nil)),
 	})
 }

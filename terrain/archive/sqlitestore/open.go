@@ -320,8 +320,10 @@ func (s *Store) initSchema(ctx context.Context) error {
 	if err := t.recount("counter check on open"); err != nil {
 		return err
 	}
-	if err := t.evict(nil); err != nil {
-		return err
+	if !s.opts.NoTrim {
+		if err := t.evict(nil); err != nil {
+			return err
+		}
 	}
 	if _, err := w.storeMeta.ExecContext(ctx, t.entries, t.bytes, t.seq); err != nil {
 		return fmt.Errorf("write counters: %w", err)

@@ -38,8 +38,15 @@ const evictBatch = 32
 type Options struct {
 	// Limits bound the store. A zero field takes the archive default:
 	// archive.DefaultMaxEntries (65,536) entries and archive.DefaultMaxBytes
-	// (4 GiB) of Record.Size. Open trims a store that holds more.
+	// (4 GiB) of Record.Size. Open trims a store that holds more, unless
+	// NoTrim is set.
 	Limits archive.Limits
+
+	// NoTrim stops Open from evicting records of a store that holds more
+	// than Limits: inspection tools open an archive without knowing the
+	// limits its server uses. Later Puts still enforce the limits.
+	// Default false.
+	NoTrim bool
 
 	// OpenTimeout bounds Open as a whole: creating the file, the integrity
 	// check, the schema and the counter check. Default 1 s.

@@ -424,6 +424,12 @@ func TestOpenTrimsToSmallerLimits(t *testing.T) {
 		putAll(t, s, record(key(fmt.Sprint("r", i), 50), 50))
 	}
 	s.Close()
+	// NoTrim (inspection tools) leaves all ten in place.
+	s = mustOpen(t, path, Options{Limits: archive.Limits{MaxEntries: 4}, NoTrim: true})
+	if st, err := s.Stats(t.Context()); err != nil || st.Entries != 10 {
+		t.Fatalf("Stats with NoTrim = %+v, %v; want all 10 entries", st, err)
+	}
+	s.Close()
 	s = mustOpen(t, path, Options{Limits: archive.Limits{MaxEntries: 4}})
 	st, err := s.Stats(t.Context())
 	if err != nil || st.Entries != 4 {
