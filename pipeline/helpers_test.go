@@ -287,6 +287,8 @@ type env struct {
 	logs  *logRecorder
 	p     *Pipeline
 	now   *fakeClock
+	opts  Options     // what p was made with, for reload
+	old   []*Pipeline // pipelines closed by reload
 }
 
 // fakeClock is a settable clock (tests not under synctest).
@@ -356,11 +358,32 @@ func newEnv(t *testing.T, cfg envConfig) *env {
 	if cfg.opts != nil {
 		cfg.opts(&opts)
 	}
+	e.opts = opts
 	e.p, err = New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// reload closes the pipeline and starts a new one on the same store,
+// persistence and resident chunks, restoring the persisted locations.
+func (e *env) reload() int {
+	e.t.Helper()
+	if err := e.p.Close(context.Background()); err != nil {
+		e.t.Fatalf("Close: %v", err)
+	}
+	e.old = append(e.old, e.p)
+	p, err := New(e.opts)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.p = p
+	n, err := p.Restore(context.Background())
+	if err != nil {
+		e.t.Fatalf("Restore: %v", err)
+	}
+	return n
 }
 
 // cycle runs one pulse and waits for the work it started.
@@ -411,9 +434,11 @@ func (e *env) checkHygiene(openBeforeStoreClose int) {
 	if rs.Opened != rs.Closed || rs.Forced != 0 {
 		e.t.Errorf("resident store: opened %d, closed %d, forced %d; want opened == closed, none forced", rs.Opened, rs.Closed, rs.Forced)
 	}
-	st := e.p.Stats().Reservations
-	if st.DoubleReleases != 0 || st.ForeignClosed != 0 {
-		e.t.Errorf("reservation releases: %+v; want no double release and no foreign close", st)
+	for _, p := range append(e.old, e.p) {
+		st := p.Stats().Reservations
+		if st.DoubleReleases != 0 || st.ForeignClosed != 0 {
+			e.t.Errorf("reservation releases: %+v; want no double release and no foreign close", st)
+		}
 	}
 }
 
