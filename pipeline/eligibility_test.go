@@ -178,9 +178,9 @@ func TestRecheckRejects(t *testing.T) {
 		t.Error("a sink without criteria rejects a valid entry")
 	}
 	// An entry whose recorded y is not what the check finds is rejected.
-	wrongY := *h
+	wrongY := &Hot{Location: h.Location, Res: h.Res}
 	wrongY.Y++
-	if e.p.Extra("any").Accepts(&wrongY) {
+	if e.p.Extra("any").Accepts(wrongY) {
 		t.Error("an entry with a stale landing y passed the recheck")
 	}
 }

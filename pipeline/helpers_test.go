@@ -54,7 +54,7 @@ func makeChunk(pos geom.Chunk, tr terrain) *world.Chunk {
 // countingSource is a world.Source that counts its loads and can be told
 // to fail the test on any load (for the zero-I/O recheck tests).
 type countingSource struct {
-	t       *testing.T
+	t       testing.TB
 	terrain terrain
 	loads   atomic.Int64
 	forbid  atomic.Bool
@@ -96,12 +96,6 @@ func (c *countingReserver) ReserveFor(ctx context.Context, pos geom.Chunk, lifes
 		c.mu.Unlock()
 	}
 	return res, err
-}
-
-func (c *countingReserver) opened() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.all)
 }
 
 // openCount is how many recorded reservations are still open.
@@ -276,7 +270,7 @@ func (l *logRecorder) warnings() []string {
 
 // env is a pipeline over a real resident store with counting fakes.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	src   *countingSource
 	res   *world.Resident
 	rsv   *countingReserver
@@ -319,7 +313,7 @@ type envConfig struct {
 	opts     func(*Options)
 }
 
-func newEnv(t *testing.T, cfg envConfig) *env {
+func newEnv(t testing.TB, cfg envConfig) *env {
 	t.Helper()
 	if cfg.terrain == nil {
 		cfg.terrain = flat

@@ -55,7 +55,7 @@ type region struct {
 	db  *sqlitepersist.DB
 }
 
-func openRegion(t *testing.T, path string, key pipeline.Key, coldCap int) region {
+func openRegion(t testing.TB, path string, key pipeline.Key, coldCap int) region {
 	t.Helper()
 	k, err := safety.New(safety.Default())
 	if err != nil {
@@ -86,7 +86,7 @@ func openRegion(t *testing.T, path string, key pipeline.Key, coldCap int) region
 	return region{p, res, db}
 }
 
-func (r region) close(t *testing.T) {
+func (r region) close(t testing.TB) {
 	t.Helper()
 	if err := r.p.Close(context.Background()); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,63 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/rtpengine/rtp/geom"
+)
+
+// BenchmarkHotPoll measures taking a ready location from a hot sink (Take:
+// the ring poll, the liveness check, the counters, the persistence
+// callback) and, to keep the sink full, giving it back silently.
+func BenchmarkHotPoll(b *testing.B) {
+	e := newEnv(b, envConfig{})
+	defer e.shutdown()
+	e.p.opts.Persister = nil // the SQLite variant is in bench_ext_test.go
+	g := e.p.General()
+	e.fill(20, func() bool { return g.Len() == g.Cap() })
+	b.ReportAllocs()
+	for b.Loop() {
+		h, ok := g.Take()
+		if !ok {
+			b.Fatal("miss")
+		}
+		g.ring.OfferSilent(h)
+	}
+}
+
+// BenchmarkTransfer measures one transfer between two single-target sinks
+// (silent poll, residence check, eligibility, silent offer): by provenance
+// (rule 1), and by recheck on the resident chunk (rule 2).
+func BenchmarkTransfer(b *testing.B) {
+	for _, bc := range []struct {
+		name    string
+		narrows bool
+	}{{"provenance", false}, {"recheck", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			crit := Criteria{}
+			if bc.narrows {
+				crit.Contains = func(Location) bool { return true }
+			}
+			e := newEnv(b, envConfig{opts: func(o *Options) {
+				o.MinResidence = -1
+				o.Extra = []SinkConfig{{Name: "a", Capacity: 4, Criteria: crit}, {Name: "b", Capacity: 4, Criteria: crit}}
+			}})
+			defer e.shutdown()
+			a, d := e.p.Extra("a"), e.p.Extra("b")
+			for i := range 4 {
+				a.deliver(e.hot(geom.Block{X: int64(i) * 16, Z: 3}), e.p.clock())
+			}
+			now := e.p.clock()
+			b.ReportAllocs()
+			for b.Loop() {
+				if e.p.moveSingles(a, d, 1, now) != 1 {
+					b.Fatal("no transfer")
+				}
+				a, d = d, a
+			}
+			if st := e.p.Stats(); st.Reservations.Released != 0 {
+				b.Fatalf("transfers released %d reservations", st.Reservations.Released)
+			}
+		})
+	}
+}
