@@ -102,7 +102,11 @@ func readLimit(r io.Reader, dst []byte, limit int, what string) ([]byte, error) 
 		}
 		n, err := r.Read(dst[len(dst):cap(dst)])
 		dst = dst[:len(dst)+n]
-		if err == io.EOF {
+		if err == io.EOF || err == io.ErrUnexpectedEOF && len(dst) > 0 {
+			// A stream cut short after its data is accepted: the game reads
+			// only as far as the NBT goes and never sees the missing end
+			// (real files have such chunks); the NBT walk catches data
+			// that is truly truncated.
 			if len(dst) > limit {
 				return nil, corrupt("chunk exceeds the limit of %d bytes", limit)
 			}

@@ -431,7 +431,7 @@ func (d *decoder) biomeAt(x, y, z int) (world.BiomeID, error) {
 	switch d.biomesTag {
 	case tagByteArray:
 		if n == 256 {
-			return legacyBiome(int(d.b[d.biomes.off+z<<4|x])), nil
+			return legacyBiome(int(d.b[d.biomes.off+(z<<4|x)])), nil
 		}
 	case tagIntArray:
 		idx := -1

@@ -248,6 +248,13 @@ func (w *World) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, error) 
 	return ch, err
 }
 
+// LoadInfo is Load that also returns the chunk's Info (filled, with Full
+// false, when the error is world.ErrUngenerated because the chunk is not
+// finished).
+func (w *World) LoadInfo(ctx context.Context, pos geom.Chunk) (*world.Chunk, Info, error) {
+	return w.load(ctx, pos, true)
+}
+
 // Info reads chunk pos's data version and status without building it. It
 // returns errors as Load does, except that an unfinished chunk is not an
 // error (Info.Full is false).

@@ -1,0 +1,5 @@
+//go:build !race
+
+package anvil
+
+const raceBuild = false
