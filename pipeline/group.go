@@ -21,7 +21,8 @@ var ErrGroupSize = errors.New("pipeline: group request size out of range")
 // entry is Size, so by rule 0 a group sink can pass subspaces to a sink of
 // smaller or equal size, never to a larger one.
 //
-// A GroupSink is safe for concurrent use.
+// A GroupSink is safe for concurrent use. Its zero value is not usable: a
+// Pipeline makes it (see Options).
 type GroupSink struct {
 	p    *Pipeline
 	name string

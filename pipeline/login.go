@@ -10,7 +10,8 @@ import "sync/atomic"
 // entry the joining player takes leaves with them, and a surplus left by
 // joins that did not take one is trimmed only after Options.MinResidence.
 //
-// A LoginSink is safe for concurrent use.
+// A LoginSink is safe for concurrent use. Its zero value is not usable: a
+// Pipeline makes it (see Options).
 type LoginSink struct {
 	*Sink
 	playerCap  atomic.Int64

@@ -52,7 +52,8 @@ type lease struct {
 // takes part in transfers. A lease that expires goes back to the sink's
 // pool when there is room, and is otherwise demoted to cold.
 //
-// A NetworkSink is safe for concurrent use.
+// A NetworkSink is safe for concurrent use. Its zero value is not usable: a
+// Pipeline makes it (see Options).
 type NetworkSink struct {
 	pool   *Sink
 	ttl    time.Duration

@@ -15,7 +15,8 @@ import (
 // and never takes part in transfers. Closing a player's bucket disposes its
 // entries (closing their reservations).
 //
-// A PersonalSink is safe for concurrent use.
+// A PersonalSink is safe for concurrent use. Its zero value is not usable: a
+// Pipeline makes it (see Options).
 type PersonalSink struct {
 	p         *Pipeline
 	name      string
