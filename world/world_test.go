@@ -1,0 +1,53 @@
+package world
+
+import (
+	"sync"
+	"testing"
+)
+
+func TestInterner(t *testing.T) {
+	in := NewInterner("a", "b")
+	if in.ID("a") != 0 || in.ID("b") != 1 || in.ID("c") != 2 || in.ID("a") != 0 {
+		t.Fatal("IDs are not dense and stable")
+	}
+	if in.Name(2) != "c" || in.Name(99) != "" || in.Len() != 3 {
+		t.Fatalf("Name(2) = %q, Name(99) = %q, Len() = %d", in.Name(2), in.Name(99), in.Len())
+	}
+	if _, ok := in.Lookup("zzz"); ok || in.Len() != 3 {
+		t.Fatal("Lookup added a name")
+	}
+	// Concurrent interning of the same names yields one ID per name.
+	var wg sync.WaitGroup
+	ids := make([][]uint32, 8)
+	for g := range ids {
+		wg.Go(func() {
+			for i := range 200 {
+				ids[g] = append(ids[g], in.ID(string(rune('A'+i%50))))
+			}
+		})
+	}
+	wg.Wait()
+	for g := 1; g < len(ids); g++ {
+		for i := range ids[g] {
+			if ids[g][i] != ids[0][i] {
+				t.Fatalf("goroutine %d got ID %d for a name goroutine 0 got as %d", g, ids[g][i], ids[0][i])
+			}
+		}
+	}
+}
+
+func TestWellKnownBlocks(t *testing.T) {
+	if Block("minecraft:air") != Air || Block("minecraft:cave_air") != CaveAir || Block("minecraft:void_air") != VoidAir {
+		t.Fatal("air blocks do not have their fixed IDs")
+	}
+	if !Air.IsAir() || Block("minecraft:stone").IsAir() {
+		t.Fatal("IsAir is wrong")
+	}
+	unknown := Block("somemod:glowing_thing[lit=true]")
+	if unknown.String() != "somemod:glowing_thing[lit=true]" {
+		t.Fatalf("unknown block name round trip = %q", unknown.String())
+	}
+	if Biome("minecraft:plains").String() != "minecraft:plains" {
+		t.Fatal("biome name round trip")
+	}
+}
