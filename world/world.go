@@ -170,6 +170,24 @@ type Source interface {
 	Load(ctx context.Context, pos geom.Chunk) (*Chunk, error)
 }
 
+// Screener is implemented by sources that can summarise a chunk's surface
+// more cheaply than Load: the column summaries only (Blocks nil), for the
+// backlog-to-cold screening stage, which holds no reservation. Errors are as
+// for Load. Sources without a cheaper path need not implement it; callers
+// fall back to Load (see Summary).
+type Screener interface {
+	Summary(ctx context.Context, pos geom.Chunk) (*Chunk, error)
+}
+
+// Summary returns the column summaries of the chunk at pos through src's
+// Screener when it has one, or its Load otherwise.
+func Summary(ctx context.Context, src Source, pos geom.Chunk) (*Chunk, error) {
+	if s, ok := src.(Screener); ok {
+		return s.Summary(ctx, pos)
+	}
+	return src.Load(ctx, pos)
+}
+
 // PosError wraps an error with the chunk it concerns.
 type PosError struct {
 	Pos geom.Chunk
