@@ -443,8 +443,8 @@ func (t *Table) snapshotLocked() *File {
 	return f
 }
 
-// Save rebuilds the table and writes it to path atomically: a temporary file
-// in the same directory, fsync, rename over path, fsync of the directory. A
+// Save rebuilds the table and writes it to path atomically (creating its
+// directory if needed): a temporary file in the same directory, fsync, rename over path, fsync of the directory. A
 // crash leaves either the old file or the new one, never a torn one.
 func (t *Table) Save(path string) error {
 	t.mu.Lock()
@@ -460,6 +460,9 @@ func (t *Table) Save(path string) error {
 
 func writeAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("memory: save: %w", err)
+	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("memory: save: %w", err)

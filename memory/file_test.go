@@ -251,6 +251,16 @@ func TestOpenMissingFileIsEmpty(t *testing.T) {
 	}
 }
 
+func TestSaveCreatesDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rtp-data", "regions", "m.bin")
+	if err := goldenTable(t, newFakeClock()).Save(path); err != nil {
+		t.Fatalf("Save into a missing directory: %v", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestSaveLeavesNoTempFiles(t *testing.T) {
 	dir := t.TempDir()
 	tb := goldenTable(t, newFakeClock())

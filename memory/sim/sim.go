@@ -33,7 +33,9 @@ type Config struct {
 	PerHour   int           // deliveries per simulated hour; default 100
 	Seed      uint64        // layout and draw seed; default 1
 	TTL       memory.TTLFunc
-	// Start is the simulated wall-clock start; default 2026-01-01 UTC.
+	// Start is the simulated wall-clock start. Default: Days before the
+	// start of the current day (UTC), so the run ends today and a saved
+	// memory file is current when inspected. The figures do not depend on it.
 	Start time.Time
 }
 
@@ -65,7 +67,7 @@ func (c Config) withDefaults() Config {
 		c.Seed = 1
 	}
 	if c.Start.IsZero() {
-		c.Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		c.Start = time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -c.Days)
 	}
 	return c
 }
