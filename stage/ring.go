@@ -20,48 +20,57 @@ import (
 //	seq == 2*pos+1   the slot holds the entry written at pos
 //
 // A consumer that takes pos leaves 2*(pos+size), the empty state of the next
-// lap. Producers and consumers never wait for each other: a slot not yet in
-// the state a producer needs means the ring is full, and for a consumer that
-// it is empty, even when the operation that will change it is half done.
-// Such a spurious full (or empty) happens only while the concurrent operation
-// on that very slot is under way, and the seed makes capacity advisory; the
-// full case is still a clean overflow (the entry is disposed, never lost).
+// lap. Positions count modulo 2^63 (the top bit of head and tail is the
+// sealed bit below); 2*pos is then exact modulo 2^64, so the sequence
+// arithmetic survives the wrap. Producers and consumers never wait for each
+// other: a slot not yet in the state a producer needs means the ring is full,
+// and for a consumer that it is empty, even when the operation that will
+// change it is half done. Such a spurious full (or empty) happens only while
+// a concurrent operation on that very slot is under way, and the seed makes
+// capacity advisory; the full case is still a clean overflow (the entry is
+// disposed, never lost).
 //
-// Resize and Close are the writers. A masked ring cannot change size in place,
-// so Resize builds a new ring, moves the entries over in order and publishes
-// it. To move entries safely it needs the old ring to itself, which the gate
-// of each ring provides: an atomic word holding a sealed bit and the number of
-// operations inside the ring. An operation adds one to enter and subtracts one
-// to leave; if it finds the ring sealed it leaves at once, waits on the ring's
-// replaced channel, and starts again on the ring that replaced it (or sees
-// that the stage is closed). A writer, one at a time under mu, sets the sealed
-// bit, waits for the count to drain to zero (operations inside are short and
-// never wait for anything, so this is a brief spin), and then owns the old
-// ring outright: it moves the entries, stores the new ring, and closes the
-// replaced channel. No hook ever runs inside the gate, so a hook may call
-// Resize or Close without deadlock. An operation pays two atomic adds on the
-// gate; it blocks only during a migration, which is O(capacity) and rare.
+// Resize and Close are the writers, one at a time under mu. A masked ring
+// cannot change size in place, so Resize builds a new ring, copies the
+// entries over in order and publishes it. To copy safely it needs the old
+// ring to itself. It gets it by sealing: it sets the sealed bit of tail, then
+// of head, with atomic Or. From then on every CAS on either counter fails
+// (the bit is part of the value), so no operation can claim a position, and
+// an operation that loads a sealed counter leaves the ring, waits on its
+// replaced channel, and starts again on the ring that replaced it (or finds
+// the stage closed). Operations that claimed a position before the seal are
+// still writing their slot; the writer waits for each slot to reach its final
+// state (full for the positions in [head, tail), empty for the next lap
+// elsewhere), which takes at most the few instructions those operations have
+// left. Then it owns the ring, copies the entries, stores the new ring and
+// closes the replaced channel. No hook ever runs between a claim and its
+// slot write, so a hook may call Resize or Close without deadlock. The fast
+// path pays nothing for all this: the sealed bit rides on the counters it
+// already reads and CASes. Operations block only during a migration, which
+// is O(capacity) and rare.
 //
 // Rejected alternatives:
-//   - sync.RWMutex around the ring: the same two atomic adds on the fast path,
-//     but it names the fast path a lock, and a reader waits behind any writer
-//     that is merely queued; the gate here makes waiting explicit and scoped
-//     to a ring that is already being replaced.
+//   - A gate word per ring (sealed bit plus a count of operations inside),
+//     entered and left by every operation: simple, and what this design
+//     replaced, but two more contended atomic adds per operation made a
+//     serial Offer+Poll about twice as slow as the mutex-guarded Queue.
+//   - sync.RWMutex around the ring: the same two atomic adds on the fast
+//     path, and a reader waits behind any writer that is merely queued.
 //   - Letting operations run on the new ring while the old one is drained (a
-//     linked list of rings, LCRQ-style): lock-free throughout, but a consumer
+//     linked list of rings, LCRQ-style): no blocking at all, but a consumer
 //     must finish the old ring before the new one for FIFO order, capacity
 //     must be counted across rings, and surplus disposal on a shrink races
 //     with producers. Much more code for an operation that runs on a config
 //     reload or an allocator pulse, not per request.
 //   - A mutex-protected ring: simple (see Queue), but every operation of
-//     every goroutine then serialises on one lock, which is what the hot path
-//     of a busy server cannot afford.
-//   - One atomic counter of entries kept beside the ring for Len: a second
-//     contended word written on every operation; Len is derived from the head
-//     and tail counters instead.
+//     every goroutine then serialises on one lock.
+//   - An atomic count of entries beside the ring, for Len: a second contended
+//     word written on every operation; Len is derived from head and tail.
 
-// sealed is the gate bit that closes a ring to new operations.
-const sealed = 1 << 62
+const (
+	sealedBit = 1 << 63       // set in head and tail by a writer
+	posMask   = sealedBit - 1 // positions count modulo 2^63
+)
 
 // cacheLinePad keeps the contended words of a ring on separate cache lines
 // (128 bytes covers adjacent-line prefetching).
@@ -72,14 +81,12 @@ type slot[T any] struct {
 	val T
 }
 
-// ring is one fixed-size array queue with its gate. Its size never changes.
+// ring is one fixed-size array queue. Its size never changes.
 type ring[T any] struct {
 	_    cacheLinePad
-	tail atomic.Uint64 // next position to write
+	tail atomic.Uint64 // sealed bit | next position to write
 	_    cacheLinePad
-	head atomic.Uint64 // next position to read
-	_    cacheLinePad
-	gate atomic.Int64 // sealed bit | operations inside
+	head atomic.Uint64 // sealed bit | next position to read
 	_    cacheLinePad
 
 	mask     uint64
@@ -99,55 +106,66 @@ func newRing[T any](capacity int) *ring[T] {
 	return r
 }
 
-// enqueue stores v and reports whether there was room.
-func (r *ring[T]) enqueue(v T) bool {
+// status is the result of one attempt on a ring.
+type status uint8
+
+const (
+	done   status = iota // stored or removed
+	bounce               // full (enqueue) or empty (dequeue)
+	moved                // the ring is sealed: go to its successor
+)
+
+// enqueue stores v if there is room.
+func (r *ring[T]) enqueue(v T) status {
 	if len(r.slots) == 0 {
-		return false
+		return bounce
 	}
 	pos := r.tail.Load()
 	for {
+		if pos&sealedBit != 0 {
+			return moved
+		}
 		s := &r.slots[pos&r.mask]
 		d := int64(s.seq.Load() - 2*pos)
 		switch {
 		case d == 0:
-			if r.tail.CompareAndSwap(pos, pos+1) {
+			if r.tail.CompareAndSwap(pos, (pos+1)&posMask) {
 				s.val = v
 				s.seq.Store(2*pos + 1)
-				return true
+				return done
 			}
-			pos = r.tail.Load()
 		case d < 0:
-			return false // the slot still holds (or awaits) the last lap
-		default:
-			pos = r.tail.Load() // another producer took pos
+			return bounce // the slot still holds (or awaits) the last lap
 		}
+		pos = r.tail.Load() // another producer took pos, or a writer sealed
 	}
 }
 
 // dequeue removes the oldest entry.
-func (r *ring[T]) dequeue() (v T, ok bool) {
+func (r *ring[T]) dequeue() (v T, st status) {
 	if len(r.slots) == 0 {
-		return v, false
+		return v, bounce
 	}
 	pos := r.head.Load()
 	for {
+		if pos&sealedBit != 0 {
+			return v, moved
+		}
 		s := &r.slots[pos&r.mask]
 		d := int64(s.seq.Load() - (2*pos + 1))
 		switch {
 		case d == 0:
-			if r.head.CompareAndSwap(pos, pos+1) {
+			if r.head.CompareAndSwap(pos, (pos+1)&posMask) {
 				v = s.val
 				var zero T
 				s.val = zero // do not keep the entry reachable
 				s.seq.Store(2 * (pos + uint64(len(r.slots))))
-				return v, true
+				return v, done
 			}
-			pos = r.head.Load()
 		case d < 0:
-			return v, false
-		default:
-			pos = r.head.Load() // another consumer took pos
+			return v, bounce
 		}
+		pos = r.head.Load() // another consumer took pos, or a writer sealed
 	}
 }
 
@@ -155,16 +173,27 @@ func (r *ring[T]) dequeue() (v T, ok bool) {
 func (r *ring[T]) length() int {
 	h := r.head.Load() // head first: the later tail is at least this head
 	t := r.tail.Load()
-	return int(min(t-h, uint64(len(r.slots))))
+	return int(min((t-h)&posMask, uint64(len(r.slots))))
 }
 
-// seal closes the gate and waits until no operation is inside. The caller
-// holds the stage's mu and owns the ring when seal returns.
-func (r *ring[T]) seal() {
-	r.gate.Or(sealed)
-	for r.gate.Load() != sealed {
-		runtime.Gosched()
+// seal stops all operations on r and waits until those that had claimed a
+// position have finished with their slot. It returns the final head and
+// tail. The caller holds the stage's mu and owns the ring when seal returns.
+func (r *ring[T]) seal() (head, tail uint64) {
+	tail = r.tail.Or(sealedBit) & posMask
+	head = r.head.Or(sealedBit) & posMask
+	n := (tail - head) & posMask
+	for i := range uint64(len(r.slots)) {
+		pos := (head + i) & posMask
+		want := 2 * pos // free for this lap
+		if i < n {
+			want++ // holds the entry written at pos
+		}
+		for r.slots[pos&r.mask].seq.Load() != want {
+			runtime.Gosched()
+		}
 	}
+	return head, tail
 }
 
 // Ring is a Stage backed by a lock-free array queue whose capacity is 0 or a
@@ -215,24 +244,6 @@ func (s *Ring[T]) Len() int { return s.cur.Load().length() }
 // Cap implements Stage.
 func (s *Ring[T]) Cap() int { return len(s.cur.Load().slots) }
 
-// enter returns the current ring with the caller inside its gate, or nil when
-// the stage is closed.
-func (s *Ring[T]) enter() *ring[T] {
-	for {
-		r := s.cur.Load()
-		if r.gate.Add(1)&sealed == 0 {
-			return r
-		}
-		r.gate.Add(-1)
-		<-r.replaced
-		if s.closed.Load() {
-			return nil
-		}
-	}
-}
-
-func (r *ring[T]) exit() { r.gate.Add(-1) }
-
 // Offer implements Stage.
 func (s *Ring[T]) Offer(v T) bool { return s.offer(v, false) }
 
@@ -252,20 +263,25 @@ func (s *Ring[T]) offer(v T, silent bool) bool {
 	if !silent {
 		s.hooks.add(v) // before any poller can see v and fire OnRemove
 	}
-	ok := false
-	if r := s.enter(); r != nil {
-		ok = r.enqueue(v)
-		r.exit()
-	}
-	if !ok {
+	for {
+		r := s.cur.Load()
+		switch r.enqueue(v) {
+		case done:
+			return true
+		case moved:
+			<-r.replaced
+			if !s.closed.Load() {
+				continue
+			}
+		}
 		s.hooks.end(v)
+		return false
 	}
-	return ok
 }
 
 // Poll implements Stage.
 func (s *Ring[T]) Poll() (T, bool) {
-	v, ok := s.poll()
+	v, ok := s.PollSilent()
 	if ok {
 		s.hooks.remove(v)
 	}
@@ -273,16 +289,21 @@ func (s *Ring[T]) Poll() (T, bool) {
 }
 
 // PollSilent implements Stage.
-func (s *Ring[T]) PollSilent() (T, bool) { return s.poll() }
-
-func (s *Ring[T]) poll() (v T, ok bool) {
-	r := s.enter()
-	if r == nil {
+func (s *Ring[T]) PollSilent() (T, bool) {
+	for {
+		r := s.cur.Load()
+		v, st := r.dequeue()
+		switch st {
+		case done:
+			return v, true
+		case moved:
+			<-r.replaced
+			if !s.closed.Load() {
+				continue
+			}
+		}
 		return v, false
 	}
-	v, ok = r.dequeue()
-	r.exit()
-	return v, ok
 }
 
 // Dispose implements Stage.
@@ -298,14 +319,14 @@ func (s *Ring[T]) Resize(n int) int {
 		s.mu.Unlock()
 		return len(old.slots)
 	}
-	old.seal()
+	head, tail := old.seal()
 	// Copy rather than dequeue, so that Len and the overflow check of Offer,
 	// which read the old ring until the swap, see its true length.
 	next := newRing[T](n)
 	var surplus []T
-	for pos, tail := old.head.Load(), old.tail.Load(); pos != tail; pos++ {
+	for pos := head; pos != tail; pos = (pos + 1) & posMask {
 		v := old.slots[pos&old.mask].val
-		if !next.enqueue(v) {
+		if next.enqueue(v) != done {
 			surplus = append(surplus, v) // the newest entries
 		}
 	}
@@ -324,16 +345,16 @@ func (s *Ring[T]) Close() {
 		return
 	}
 	r := s.cur.Load()
-	r.seal() // for good: a closed stage keeps its sealed ring
+	head, tail := r.seal() // for good: a closed stage keeps its sealed ring
 	s.closed.Store(true)
 	var drained []T
-	for {
-		v, ok := r.dequeue()
-		if !ok {
-			break
-		}
-		drained = append(drained, v)
+	var zero T
+	for pos := head; pos != tail; pos = (pos + 1) & posMask {
+		sl := &r.slots[pos&r.mask]
+		drained = append(drained, sl.val)
+		sl.val = zero
 	}
+	r.head.Store(sealedBit | tail) // Len is now 0
 	close(r.replaced)
 	s.mu.Unlock()
 	s.hooks.endAll(drained)
