@@ -82,7 +82,7 @@ func (d *decoder) decode(b []byte, opts DecodeOptions) (*world.Chunk, Info, erro
 	if err := d.parse(b); err != nil {
 		return nil, Info{}, err
 	}
-	info := Info{DataVersion: d.dataVersion, Status: string(d.status)}
+	info := Info{DataVersion: d.dataVersion, Status: statusString(d.status)}
 	if !d.hasX || !d.hasZ {
 		return nil, info, corrupt("chunk without xPos and zPos")
 	}
@@ -113,13 +113,33 @@ func (d *decoder) info(b []byte) (Info, error) {
 	if err := d.parse(b); err != nil {
 		return Info{}, err
 	}
-	info := Info{DataVersion: d.dataVersion, Status: string(d.status)}
+	info := Info{DataVersion: d.dataVersion, Status: statusString(d.status)}
 	if !d.hasX || !d.hasZ {
 		return info, corrupt("chunk without xPos and zPos")
 	}
 	info.Pos = geom.Chunk{X: int64(d.x), Z: int64(d.z)}
 	info.Full = d.full()
 	return info, nil
+}
+
+// knownStatuses are returned without allocating.
+var knownStatuses = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{"empty", "structure_starts", "structure_references", "biomes", "noise",
+		"surface", "carvers", "liquid_carvers", "features", "initialize_light", "light", "spawn",
+		"heightmaps", "full", "base", "carved", "liquid_carved", "decorated", "lighted",
+		"mobs_spawned", "finalized", "fullchunk", "postprocessed"} {
+		m[s] = s
+		m["minecraft:"+s] = "minecraft:" + s
+	}
+	return m
+}()
+
+func statusString(b []byte) string {
+	if s, ok := knownStatuses[string(b)]; ok {
+		return s
+	}
+	return string(b)
 }
 
 func (d *decoder) statusText() string {

@@ -1,0 +1,166 @@
+package anvil
+
+import (
+	"bytes"
+	stdzlib "compress/zlib"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/Tnze/go-mc/nbt"
+	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/world"
+)
+
+// benchRegion is one fixture region with its stored chunks.
+type benchRegion struct {
+	w      *World
+	f      *RegionFile
+	chunks []geom.Chunk
+}
+
+// benchRegions opens every fixture region: the same chunks for every
+// benchmark below (17 files, 3,130 chunks, every layout since 1.8).
+func benchRegions(b *testing.B) ([]benchRegion, int) {
+	b.Helper()
+	dir := fixtureDir(b)
+	var out []benchRegion
+	total := 0
+	for _, fx := range fixtures {
+		file := filepath.Join(dir, fx.path)
+		w, err := Open(filepath.Dir(file), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { w.Close() })
+		osf, err := os.Open(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { osf.Close() })
+		r := regionOf(b, file)
+		h, err := w.Header(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cs := h.Chunks(r)
+		total += len(cs)
+		out = append(out, benchRegion{w: w, f: NewRegionFile(r, osf, -1, nil, 0), chunks: cs})
+	}
+	return out, total
+}
+
+func reportChunks(b *testing.B, perOp int) {
+	b.ReportMetric(float64(perOp)*float64(b.N)/b.Elapsed().Seconds(), "chunks/s")
+}
+
+// BenchmarkScreenRegion screens every chunk of every fixture region as
+// the engine does: read, decompress, decode the column summaries (or stop
+// at an unfinished status). One op is all 3,130 chunks.
+func BenchmarkScreenRegion(b *testing.B) {
+	regions, total := benchRegions(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, r := range regions {
+			for _, c := range r.chunks {
+				if _, err := r.w.Load(ctx, c); err != nil && !errors.Is(err, world.ErrUngenerated) {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	reportChunks(b, total)
+}
+
+// BenchmarkInflateOnly reads and decompresses the same chunks and does
+// nothing else: the floor under screening.
+func BenchmarkInflateOnly(b *testing.B) {
+	regions, total := benchRegions(b)
+	var raw, out []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, r := range regions {
+			for _, c := range r.chunks {
+				var err error
+				if out, raw, err = r.f.ReadChunk(c, raw, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	reportChunks(b, total)
+}
+
+// BenchmarkReflectiveDecode reads and decompresses the same chunks, then
+// decodes what screening needs (status, heightmaps, section palettes, block
+// data, biomes) with a general reflective NBT decoder into typed structs.
+func BenchmarkReflectiveDecode(b *testing.B) {
+	regions, total := benchRegions(b)
+	var raw, out []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, r := range regions {
+			for _, c := range r.chunks {
+				var err error
+				if out, raw, err = r.f.ReadChunk(c, raw, out); err != nil {
+					b.Fatal(err)
+				}
+				var v oracleNBT
+				if err := nbt.Unmarshal(out, &v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	reportChunks(b, total)
+}
+
+// BenchmarkInflate compares the standard library's zlib with
+// klauspost/compress (used by the reader) on the same payloads.
+func BenchmarkInflate(b *testing.B) {
+	regions, total := benchRegions(b)
+	var payloads [][]byte
+	for _, r := range regions {
+		for _, c := range r.chunks {
+			_, p, _, err := r.f.Raw(c, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			payloads = append(payloads, p)
+		}
+	}
+	b.Run("stdlib", func(b *testing.B) {
+		var src bytes.Reader
+		zr, _ := stdzlib.NewReader(bytes.NewReader(payloads[0]))
+		dst := make([]byte, 0, 1<<20)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, p := range payloads {
+				src.Reset(p)
+				if err := zr.(stdzlib.Resetter).Reset(&src, nil); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := readLimit(zr, dst, DefaultMaxChunkBytes, "zlib"); err != nil && err != io.EOF {
+					b.Fatal(err)
+				}
+			}
+		}
+		reportChunks(b, total)
+	})
+	b.Run("klauspost", func(b *testing.B) {
+		dst := make([]byte, 0, 1<<20)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, p := range payloads {
+				if _, err := Decompress(CompressionZlib, p, dst, DefaultMaxChunkBytes); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		reportChunks(b, total)
+	})
+}
