@@ -201,6 +201,10 @@ func (r *ring[T]) seal() (head, tail uint64) {
 // allocate; Resize allocates a new ring and migrates the entries in order.
 // See the design note in ring.go.
 //
+// Operations that arrive while Resize migrates wait for the new ring, except
+// that Offer checks for room against the ring being replaced: an Offer racing
+// with a Resize that grows a full Ring may still overflow.
+//
 // A Ring is safe for concurrent use. Its zero value is not usable: make one
 // with NewRing.
 type Ring[T any] struct {

@@ -449,3 +449,72 @@ func TestTransitionThroughStages(t *testing.T) {
 		}
 	}
 }
+
+// TestDisposalTerminal follows the seed's disposal-terminality checks: a hot
+// stage's disposal closes the reservation and re-offers nothing; a demotion
+// into a full cold stage disposes the bare position once, through the cold
+// stage, without recursing into any other disposal; Close recycles nothing.
+func TestDisposalTerminal(t *testing.T) {
+	for _, impl := range []string{"ring", "queue"} {
+		t.Run(impl, func(t *testing.T) {
+			newStage := func(name string, capacity int, h stage.Hooks[int]) stage.Stage[int] {
+				var s stage.Stage[int]
+				var err error
+				if impl == "ring" {
+					s, err = stage.NewRing(name, capacity, h)
+				} else {
+					s, err = stage.NewQueue(name, capacity, h)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			// Entries are positions; reservations are tracked per position.
+			open := map[int]bool{}
+			var coldDisposed, hotDisposed []int
+			cold := newStage("cold", 2, stage.Hooks[int]{
+				OnDispose: func(p int) { coldDisposed = append(coldDisposed, p) },
+			})
+			hot := newStage("hot", 4, stage.Hooks[int]{
+				OnDispose: func(p int) {
+					hotDisposed = append(hotDisposed, p)
+					delete(open, p) // closing the reservation, and nothing else
+				},
+			})
+			for _, p := range []int{1, 2} {
+				cold.Offer(p)
+			}
+			for _, p := range []int{10, 11, 12} {
+				open[p] = true
+				hot.OfferSilent(p)
+			}
+			// Demote 10 into the full cold stage.
+			p, _ := hot.PollSilent()
+			hot.Dispose(p)
+			if cold.Offer(p) {
+				t.Fatal("Offer into a full cold stage = true")
+			}
+			if !slices.Equal(hotDisposed, []int{10}) || !slices.Equal(coldDisposed, []int{10}) {
+				t.Fatalf("demotion into a full cold stage: hot disposed %v, cold disposed %v, want [10] and [10]", hotDisposed, coldDisposed)
+			}
+			if hot.Len() != 2 || cold.Len() != 2 {
+				t.Fatalf("after the demotion: hot holds %d, cold %d, want 2 and 2 (nothing re-offered)", hot.Len(), cold.Len())
+			}
+			// Shutdown: the hot entries are disposed, none reaches cold.
+			hot.Close()
+			if len(open) != 0 {
+				t.Fatalf("reservations still open after Close: %v", open)
+			}
+			if cold.Len() != 2 || len(coldDisposed) != 1 {
+				t.Fatalf("hot.Close touched cold: Len %d, disposed %v", cold.Len(), coldDisposed)
+			}
+			for _, want := range []int{1, 2} {
+				if got, ok := cold.Poll(); !ok || got != want {
+					t.Fatalf("cold.Poll() = %d, %v, want %d: Close recycled into cold", got, ok, want)
+				}
+			}
+			cold.Close()
+		})
+	}
+}
