@@ -398,3 +398,85 @@ func TestKeyedModel(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyedClosePanickingHook: a hook that panics while one partition is
+// closed does not keep the other partitions from being closed.
+func TestKeyedClosePanickingHook(t *testing.T) {
+	c := newCounts(8)
+	k := newKeyed(t, func(key string, capacity int) (stage.Stage[int], error) {
+		hooks := c.hooks()
+		dispose := hooks.OnDispose
+		hooks.OnDispose = func(v int) {
+			dispose(v)
+			if v%2 == 1 {
+				panic(fmt.Sprint("dispose ", v))
+			}
+		}
+		return stage.NewQueue(key, capacity, hooks)
+	})
+	for i, key := range []string{"a", "b", "c", "d"} {
+		s, _ := k.Open(key, 2)
+		s.Offer(i)
+	}
+	var recovered any
+	func() {
+		defer func() { recovered = recover() }()
+		k.Close()
+	}()
+	if s, ok := recovered.(string); !ok || (s != "dispose 1" && s != "dispose 3") {
+		t.Fatalf("Close raised %v, want a hook's panic", recovered)
+	}
+	if got := c.disposed(); got != 4 {
+		t.Fatalf("%d entries disposed, want all 4", got)
+	}
+}
+
+// TestKeyedOpenRaces makes the races of Open deterministic: a factory that
+// runs while another Open of the same key completes, and one that runs
+// while the keyed stage is closed.
+func TestKeyedOpenRaces(t *testing.T) {
+	t.Run("lost", func(t *testing.T) {
+		var k *stage.Keyed[string, int]
+		var made []stage.Stage[int]
+		depth := 0
+		k = newKeyed(t, func(key string, capacity int) (stage.Stage[int], error) {
+			s, err := stage.NewQueue(key, capacity, stage.Hooks[int]{})
+			made = append(made, s)
+			if depth++; depth == 1 {
+				if _, err := k.Open(key, capacity); err != nil { // wins the race
+					t.Fatal(err)
+				}
+			}
+			return s, err
+		})
+		got, err := k.Open("alice", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(made) != 2 || got != made[1] {
+			t.Fatalf("Open returned %p, want the winner %p (made %d)", got, made[1], len(made))
+		}
+		if made[0].Offer(1) {
+			t.Fatal("the losing partition is still open")
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		var k *stage.Keyed[string, int]
+		var made stage.Stage[int]
+		k = newKeyed(t, func(key string, capacity int) (stage.Stage[int], error) {
+			k.Close()
+			s, err := stage.NewQueue(key, capacity, stage.Hooks[int]{})
+			made = s
+			return s, err
+		})
+		if s, err := k.Open("alice", 2); !errors.Is(err, stage.ErrClosed) || s != nil {
+			t.Fatalf("Open racing with Close = %v, %v, want ErrClosed", s, err)
+		}
+		if made.Offer(1) {
+			t.Fatal("the partition made during Close is still open")
+		}
+		if keys := k.Keys(); len(keys) != 0 {
+			t.Fatalf("Keys() = %v after Close", keys)
+		}
+	})
+}
