@@ -42,6 +42,9 @@ func (c *nameCache[V]) get(key []byte) (V, bool) {
 }
 
 func (c *nameCache[V]) put(key []byte, v V) {
+	if len(key) > maxCacheKey {
+		return // no real palette entry is this long
+	}
 	c.mu.Lock()
 	if len(c.m) < c.max {
 		c.m[string(key)] = v
@@ -49,10 +52,12 @@ func (c *nameCache[V]) put(key []byte, v V) {
 	c.mu.Unlock()
 }
 
-// Cache bounds: the game has about 30,000 block states and 100 biomes.
+// Cache bounds: the game has about 30,000 block states and 100 biomes, and
+// a state's compound is well under 256 bytes. At most 64 MiB of keys.
 const (
 	maxStateCache = 1 << 16
 	maxBiomeCache = 1 << 12
+	maxCacheKey   = 1 << 10
 )
 
 var (
