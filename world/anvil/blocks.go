@@ -54,8 +54,8 @@ func unpack(data []uint64, i, width int, straddle bool) uint64 {
 		}
 		return x & mask
 	}
-	per := 64 / width
-	return data[i/per] >> ((i % per) * width) & mask
+	li, k := divPer(i, width)
+	return data[li] >> (k * width) & mask
 }
 
 // blockReader copies every section into a blocks reader, checking every

@@ -7,8 +7,8 @@ import (
 	"math/bits"
 	"sync"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zlib"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -37,16 +37,27 @@ const DefaultMaxChunkBytes = 16 << 20
 func Decompress(scheme byte, payload, dst []byte, limit int) ([]byte, error) {
 	switch scheme {
 	case CompressionZlib:
+		// The zlib wrapper is two header bytes, a deflate stream and an
+		// Adler-32 trailer. The trailer is not checked: the game reads a
+		// chunk only as far as its NBT goes and never sees it (so real
+		// files carry chunks whose trailer is missing), and skipping it
+		// saves a tenth of the decompression time.
+		if len(payload) < 2 {
+			return nil, corrupt("zlib: %d bytes", len(payload))
+		}
+		cmf, flg := payload[0], payload[1]
+		if cmf&0x0f != 8 || cmf>>4 > 7 || (uint(cmf)<<8|uint(flg))%31 != 0 {
+			return nil, corrupt("zlib: bad header %#x %#x", cmf, flg)
+		}
+		if flg&0x20 != 0 {
+			return nil, corrupt("zlib: preset dictionaries are not supported")
+		}
 		z := zlibPool.Get().(*zlibReader)
 		defer zlibPool.Put(z)
-		z.src.Reset(payload)
+		z.src.Reset(payload[2:])
 		if z.r == nil {
-			r, err := zlib.NewReader(&z.src)
-			if err != nil {
-				return nil, corrupt("zlib: %v", err)
-			}
-			z.r = r
-		} else if err := z.r.(zlib.Resetter).Reset(&z.src, nil); err != nil {
+			z.r = flate.NewReader(&z.src)
+		} else if err := z.r.(flate.Resetter).Reset(&z.src, nil); err != nil {
 			return nil, corrupt("zlib: %v", err)
 		}
 		return readLimit(z.r, dst, limit, "zlib")

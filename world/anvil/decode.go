@@ -65,6 +65,7 @@ type decoder struct {
 	hasSecBio  bool // some section has a biome palette (1.18 and later)
 	topSection int  // highest section Y holding blocks
 	heights    [world.ChunkSize * world.ChunkSize]int32
+	grounds    [world.ChunkSize * world.ChunkSize]stateInfo
 }
 
 // maxPooledSpans keeps a hostile chunk's slices from staying in the pool.
@@ -194,7 +195,11 @@ func (d *decoder) layout() error {
 // columns fills the 256 column summaries.
 func (d *decoder) columns(ch *world.Chunk) error {
 	hm := d.heightmap()
-	from := min(d.maxY-1, (d.topSection+1)*16-1)
+	if !hm {
+		if err := d.scanAll(min(d.maxY-1, (d.topSection+1)*16-1)); err != nil {
+			return err
+		}
+	}
 	for z := range world.ChunkSize {
 		for x := range world.ChunkSize {
 			i := z*world.ChunkSize + x
@@ -202,7 +207,7 @@ func (d *decoder) columns(ch *world.Chunk) error {
 			var err error
 			switch {
 			case !hm:
-				top, ground, err = d.scan(x, z, from)
+				top, ground = int(d.heights[i]), d.grounds[i]
 			case d.heights[i] > 0:
 				top = d.minY + int(d.heights[i]) - 1
 				ground, err = d.blockAt(x, top, z)
@@ -303,8 +308,71 @@ func (d *decoder) packed(v view, i, width int, straddle bool) uint64 {
 		}
 		return x & mask
 	}
-	per := 64 / width
-	return binary.BigEndian.Uint64(d.b[v.off+8*(i/per):]) >> ((i % per) * width) & mask
+	li, k := divPer(i, width)
+	return binary.BigEndian.Uint64(d.b[v.off+8*li:]) >> (k * width) & mask
+}
+
+// divPer returns i / per and i % per for per = 64/width, the values in one
+// long, by a multiplication with a precomputed reciprocal instead of two
+// divisions (exact for i < 1<<16, see TestDivPer).
+func divPer(i, width int) (int, int) {
+	q := int(uint64(i) * perMagic[width] >> 32)
+	return q, i - q*perCount[width]
+}
+
+// perCount[w] is 64/w; perMagic[w] is 2^32/perCount[w] + 1.
+var perCount, perMagic = func() (c [65]int, m [65]uint64) {
+	for w := 1; w <= 64; w++ {
+		c[w] = 64 / w
+		m[w] = 1<<32/uint64(c[w]) + 1
+	}
+	return
+}()
+
+// scanAll finds every column's highest blocking block at or below from,
+// for chunks without a heightmap, into d.heights (as y, or world.NoTop) and
+// d.grounds. It sweeps layers downwards: a layer of numeric blocks is 256
+// contiguous bytes, so eight columns of air cost one load.
+func (d *decoder) scanAll(from int) error {
+	var done [world.ChunkSize * world.ChunkSize]bool
+	for i := range d.heights {
+		d.heights[i] = world.NoTop
+	}
+	left := len(done)
+	for y := from; y >= d.minY && left > 0; {
+		si := d.byY[(y>>4)+128]
+		if si == noSection {
+			y = y&^15 - 1
+			continue
+		}
+		s := &d.sections[si]
+		var layer []byte
+		if !s.hasPal && s.hasBlocks && s.blocks.n == 4096 && !s.hasAdd {
+			off := s.blocks.off + (y&15)<<8
+			layer = d.b[off : off+256]
+		}
+		for w := 0; w < 256; w += 8 {
+			if layer != nil && binary.LittleEndian.Uint64(layer[w:]) == 0 {
+				continue
+			}
+			for i := w; i < w+8; i++ {
+				if done[i] || layer != nil && layer[i] == 0 {
+					continue
+				}
+				st, err := d.blockAt(i&15, y, i>>4)
+				if err != nil {
+					return err
+				}
+				if st.class&blocking != 0 {
+					done[i] = true
+					left--
+					d.heights[i], d.grounds[i] = int32(y), st
+				}
+			}
+		}
+		y--
+	}
+	return nil
 }
 
 // scan finds the highest blocking block of column (x, z) at or below from.

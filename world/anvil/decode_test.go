@@ -297,3 +297,14 @@ func TestDecodeAllocs(t *testing.T) {
 		t.Errorf("Decode allocates %v times per chunk, want 1", n)
 	}
 }
+
+func TestDivPer(t *testing.T) {
+	for w := 1; w <= 64; w++ {
+		per := 64 / w
+		for i := range 1 << 16 {
+			if q, r := divPer(i, w); q != i/per || r != i%per {
+				t.Fatalf("divPer(%d, %d) = %d, %d, want %d, %d", i, w, q, r, i/per, i%per)
+			}
+		}
+	}
+}
