@@ -212,11 +212,14 @@ func (h *payload) viewTile() *terrain.Tile {
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // decodeChecked is DecodeTile followed by (*terrain.Tile).Validate(req),
-// fused into one pass over the samples: it accepts exactly the payloads
-// that those two accept (a test and a fuzz target hold it to that), but
-// reads every sample once and tests floats by their bits. It is the hit
-// path, where decoding and validation are the cost of a hit beyond the
-// store's own read.
+// fused: it accepts exactly the payloads that those two accept (a test and
+// a fuzz target hold it to that) but reads the samples in place, by their
+// bits, without branching on their values. It is the hit path, where
+// decoding and validation are the cost of a hit beyond the store's own
+// read.
+//
+// req is a request the archive has validated; for one with a negative
+// border, where Validate would index outside the tile, it reports an error.
 func decodeChecked(p []byte, req terrain.Request) (*terrain.Tile, error) {
 	h, err := parsePayload(p)
 	if err != nil {
@@ -238,13 +241,31 @@ func decodeChecked(p []byte, req terrain.Request) (*terrain.Tile, error) {
 		return nil, fmt.Errorf("%w: %d elevations, %d water and %d cover samples, want %d, %d and %d",
 			terrain.ErrInvalidTile, h.ne, h.nw, h.nc, side*side, res*res, res*res)
 	}
+	if b < 0 {
+		return nil, fmt.Errorf("%w: border %d is negative", terrain.ErrInvalidTile, b)
+	}
 	t := h.viewTile()
-	const exponent = 0x7f800000 // all ones: NaN or infinity
-	// The sample checks run over the payload bytes eight at a time without
-	// branches (see anyNonFinite, anyInfinite, anyAbove); only a payload
-	// that fails one is searched again for the sample to report.
+	g := grid{side: side, res: res, border: b}
 	elev, water := h.data[:4*h.ne], h.data[4*h.ne:4*(h.ne+h.nw)]
-	if anyNonFinite(elev) {
+
+	// The checks below read the payload bytes without branching on their
+	// values (see the design note on the sample checks); only a payload
+	// that fails one is searched again for the sample to report.
+	nonFinite := anyNonFiniteBorder(elev, g)
+	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1)) // of an empty interior, as in Validate
+	if res > 0 {
+		if interiorMatches(elev, g, t.Min, t.Max) {
+			lo, hi = t.Min, t.Max
+		} else {
+			// Some interior sample is not finite or the stored extrema
+			// are wrong or special: measure exactly, to tell which.
+			x := measureInterior(elev, g)
+			nonFinite = nonFinite || x.nonFinite()
+			lo, hi = x.extrema()
+		}
+	}
+	const exponent = 0x7f800000 // all ones: NaN or infinity
+	if nonFinite {
 		for i, e := range t.Elevations {
 			if math.Float32bits(e)&exponent == exponent {
 				return nil, fmt.Errorf("%w: elevation %d is %v", terrain.ErrInvalidTile, i, e)
@@ -265,21 +286,8 @@ func decodeChecked(p []byte, req terrain.Request) (*terrain.Tile, error) {
 			}
 		}
 	}
-	// Validate takes the extrema with the min and max builtins, which also
-	// order NaN and the zeros; every elevation is finite here and the
-	// extrema are only compared with ==, under which -0 and 0 are equal, so
-	// plain comparisons accept exactly the same tiles, faster.
-	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
-	for j := b; j < b+res; j++ {
-		for _, e := range t.Elevations[j*side+b : j*side+b+res] {
-			if e < lo {
-				lo = e
-			}
-			if e > hi {
-				hi = e
-			}
-		}
-	}
+	// Validate compares with ==, under which -0 and 0 are equal, so it does
+	// not matter which of the two an extremum is.
 	if lo != t.Min || hi != t.Max {
 		return nil, fmt.Errorf("%w: extrema %v..%v, recomputed %v..%v", terrain.ErrInvalidTile, t.Min, t.Max, lo, hi)
 	}
@@ -310,20 +318,227 @@ func Verify(r Record) (Key, *terrain.Tile, error) {
 	return k, t, nil
 }
 
-// anyNonFinite reports whether any little-endian float32 in p (whose length
-// is a multiple of 4) is NaN or infinite, that is has an all-ones exponent.
-// Two lanes at a time: masking keeps each lane's exponent, and adding one
-// at its lowest bit carries into the lane's top bit exactly when the
-// exponent is all ones; a lane never carries into its neighbour.
-func anyNonFinite(p []byte) bool {
+// Design note: the sample checks. A hit checks about 38 KB of samples for
+// a typical tile (resolution 64, border 1), and that used to cost several
+// times the checksum, which the CPU computes in hardware. Three choices
+// make it cheap:
+//
+//   - Floats are examined as integers. Finite float32 bit patterns with the
+//     sign bit clear (from +0 up) order as their bits do, signed or
+//     unsigned; those with it set (from -0 down) are negative as signed
+//     integers, above every positive one as unsigned integers, and lower
+//     floats have greater bits. NaN and the infinities have the greatest
+//     bits of either sign. So integer minima and maxima, which the min and
+//     max builtins compile to compare-and-move instructions, give the float
+//     extrema and reveal any NaN or infinity (see bitExtrema).
+//   - The interior is checked against the stored extrema rather than
+//     measured: they say which two of three integer extrema decide (the
+//     signed minimum and maximum when both are of one sign, the signed and
+//     unsigned maxima when they straddle zero; see interiorMatches), and a
+//     match also proves every interior sample finite, so the elevations
+//     take one pass of two compare-and-moves a sample, and only the border
+//     samples need a separate finiteness check. A tile that does not match
+//     (invalid, or with a zero extremum and -0 among its samples) is
+//     measured exactly, in two such passes.
+//   - The loops read words by index with two or four independent
+//     accumulators, so that iterations overlap, and never branch on sample
+//     values, so that the cost does not depend on the data.
+//
+// Rejected: float comparisons (one per cycle on common x86 cores, and two
+// per sample), the min and max builtins on floats (several instructions
+// each, to order NaN and the zeros), mapping each pattern to an ordered
+// integer before comparing (more instructions than it saves), three
+// integer extrema always (half as many again as the check against the
+// stored extrema), and updating the extrema in a branch only when a
+// sample exceeds them (no faster on smooth terrain, much slower when the
+// updates are unpredictable).
+
+// grid is the layout of a tile's elevations: side×side samples around an
+// interior of res×res samples whose first is at (border, border); border
+// is not negative.
+type grid struct{ side, res, border int }
+
+// at is the index of the first sample of interior row j.
+func (g grid) at(j int) int { return (j+g.border)*g.side + g.border }
+
+// anyNonFiniteBorder reports whether any sample of the little-endian
+// elevations elev outside the interior is NaN or infinite: the runs before
+// the first interior row and after the last, and the 2*border samples
+// between consecutive rows (a whole number of words).
+func anyNonFiniteBorder(elev []byte, g grid) bool {
+	if g.res <= 0 {
+		return finiteCheck(elev)&finiteFlags != 0
+	}
+	first, end := 4*g.at(0), 4*(g.at(g.res-1)+g.res)
+	acc := finiteCheck(elev[:first]) | finiteCheck(elev[end:])
+	gap := 8 * g.border
+	for at := first + 4*g.res; at < end; at += 4 * g.side {
+		run := elev[at : at+gap]
+		for i := 0; i+8 <= len(run); i += 8 {
+			acc |= binary.LittleEndian.Uint64(run[i:])&finiteExponents + finiteOne
+		}
+	}
+	return acc&finiteFlags != 0
+}
+
+// interiorMatches reports whether the interior samples of the elevations
+// elev (g.res > 0) are all finite with least value lo and greatest hi, as
+// Validate compares them (-0 equal to 0). It may return false for a tile
+// that does match only if lo or hi is zero and some interior sample is
+// -0; the caller then measures exactly.
+//
+// A zero extremum is taken as +0. If lo and hi are positive or +0, the
+// samples match exactly when their signed minimum and maximum are the bits
+// of lo and hi: then every sample is positive or +0 and ordered as its
+// bits, and none exceeds hi, as NaN and +Inf would. If both are negative
+// (not -0), the same holds with the order reversed. If lo is negative and
+// hi positive or +0, they match exactly when the signed maximum is hi's
+// bits (the greatest sample of sign bit clear, so no NaN or +Inf) and the
+// unsigned maximum lo's bits (the most negative sample, so no negative NaN
+// or -Inf).
+func interiorMatches(elev []byte, g grid, lo, hi float32) bool {
+	const sign = 1 << 31
+	bits := func(f float32) uint32 {
+		if b := math.Float32bits(f); b != sign {
+			return b
+		}
+		return 0 // -0 as +0
+	}
+	lb, hb := bits(lo), bits(hi)
+	if lb&0x7f800000 == 0x7f800000 || hb&0x7f800000 == 0x7f800000 {
+		return false
+	}
+	switch {
+	case lb < sign && hb < sign:
+		l, h := signedBounds(elev, g)
+		return l == int32(lb) && h == int32(hb)
+	case lb >= sign && hb >= sign:
+		l, h := signedBounds(elev, g)
+		return l == int32(hb) && h == int32(lb)
+	case lb >= sign:
+		s, u := maxima(elev, g)
+		return s == int32(hb) && u == lb
+	}
+	return false // a positive least value above a negative greatest one
+}
+
+// measureInterior returns the integer extrema of the interior samples of
+// the elevations elev (g.res > 0).
+func measureInterior(elev []byte, g grid) bitExtrema {
+	var x bitExtrema
+	x.minS, x.maxS = signedBounds(elev, g)
+	_, x.maxU = maxima(elev, g)
+	return x
+}
+
+// bitExtrema are the signed maximum and minimum and the unsigned maximum
+// of some float32 bit patterns, at least one.
+type bitExtrema struct {
+	maxS, minS int32
+	maxU       uint32
+}
+
+// extrema returns the least and greatest of the floats, which must be
+// finite: the greatest is the signed maximum if any float is positive,
+// else the signed minimum (the negative float nearest zero); the least is
+// the unsigned maximum if any float is negative, else the signed minimum.
+func (x bitExtrema) extrema() (lo, hi float32) {
+	l, h := x.minS, x.maxS
+	if x.maxS < 0 { // all negative
+		h = x.minS
+	}
+	if x.maxU >= 1<<31 { // some negative
+		l = int32(x.maxU)
+	}
+	return math.Float32frombits(uint32(l)), math.Float32frombits(uint32(h))
+}
+
+// nonFinite reports whether some float is NaN or infinite: those have the
+// greatest patterns of either sign, so the signed maximum shows the
+// positive ones and the unsigned maximum the negative ones.
+func (x bitExtrema) nonFinite() bool {
+	return x.maxS >= 0x7f800000 || x.maxU >= 0xff800000
+}
+
+// signedBounds returns the least and greatest little-endian interior
+// samples of elev (g.res > 0) as signed integers.
+func signedBounds(elev []byte, g grid) (lo, hi int32) {
+	l0, h0 := int32(math.MaxInt32), int32(math.MinInt32)
+	l1, h1 := l0, h0
+	for j := range g.res {
+		row := elev[4*g.at(j) : 4*(g.at(j)+g.res)]
+		i := 0
+		for ; i+16 <= len(row); i += 16 {
+			q := row[i : i+16 : i+16]
+			e := int32(binary.LittleEndian.Uint32(q))
+			l0, h0 = min(l0, e), max(h0, e)
+			e = int32(binary.LittleEndian.Uint32(q[4:]))
+			l1, h1 = min(l1, e), max(h1, e)
+			e = int32(binary.LittleEndian.Uint32(q[8:]))
+			l0, h0 = min(l0, e), max(h0, e)
+			e = int32(binary.LittleEndian.Uint32(q[12:]))
+			l1, h1 = min(l1, e), max(h1, e)
+		}
+		for ; i < len(row); i += 4 {
+			e := int32(binary.LittleEndian.Uint32(row[i:]))
+			l0, h0 = min(l0, e), max(h0, e)
+		}
+	}
+	return min(l0, l1), max(h0, h1)
+}
+
+// maxima returns the greatest little-endian interior sample of elev
+// (g.res > 0) as a signed and as an unsigned integer. The unsigned maximum
+// is taken over the samples widened to int64, because signed comparisons
+// select in one instruction on x86 where unsigned "above" takes two.
+func maxima(elev []byte, g grid) (s int32, u uint32) {
+	s0, u0 := int32(math.MinInt32), int64(0)
+	s1, u1 := s0, u0
+	for j := range g.res {
+		row := elev[4*g.at(j) : 4*(g.at(j)+g.res)]
+		i := 0
+		for ; i+16 <= len(row); i += 16 {
+			q := row[i : i+16 : i+16]
+			e := binary.LittleEndian.Uint32(q)
+			s0, u0 = max(s0, int32(e)), max(u0, int64(e))
+			e = binary.LittleEndian.Uint32(q[4:])
+			s1, u1 = max(s1, int32(e)), max(u1, int64(e))
+			e = binary.LittleEndian.Uint32(q[8:])
+			s0, u0 = max(s0, int32(e)), max(u0, int64(e))
+			e = binary.LittleEndian.Uint32(q[12:])
+			s1, u1 = max(s1, int32(e)), max(u1, int64(e))
+		}
+		for ; i < len(row); i += 4 {
+			e := binary.LittleEndian.Uint32(row[i:])
+			s0, u0 = max(s0, int32(e)), max(u0, int64(e))
+		}
+	}
+	return max(s0, s1), uint32(max(u0, u1))
+}
+
+// The constants of finiteCheck, for two lanes.
+const (
+	finiteExponents = 0x7f8000007f800000
+	finiteOne       = 0x0080000000800000 // the lowest exponent bit
+	finiteFlags     = 0x8000000080000000 // set in a result for a NaN or an infinity
+)
+
+// finiteCheck returns a value with some finiteFlags set if any
+// little-endian float32 in p (whose length is a multiple of 4) is NaN or
+// infinite, that is has an all-ones exponent. Two lanes at a time: masking
+// keeps each lane's exponent, and adding one at its lowest bit carries into
+// the lane's top bit exactly when the exponent is all ones; a lane never
+// carries into its neighbour.
+func finiteCheck(p []byte) uint64 {
 	var acc uint64
-	for ; len(p) >= 8; p = p[8:] {
-		acc |= binary.LittleEndian.Uint64(p)&0x7f8000007f800000 + 0x0080000000800000
+	i := 0
+	for ; i+8 <= len(p); i += 8 {
+		acc |= binary.LittleEndian.Uint64(p[i:])&finiteExponents + finiteOne
 	}
-	if len(p) >= 4 {
-		acc |= uint64(binary.LittleEndian.Uint32(p))&0x7f800000 + 0x00800000
+	if i+4 <= len(p) {
+		acc |= uint64(binary.LittleEndian.Uint32(p[i:]))&finiteExponents + finiteOne
 	}
-	return acc&0x8000000080000000 != 0
+	return acc
 }
 
 // anyInfinite reports whether any little-endian float32 in p (whose length
@@ -332,16 +547,24 @@ func anyNonFinite(p []byte) bool {
 // not zero (z < 2^31, so no carry leaves the lane); all lanes keep the top
 // bit unless some z was zero.
 func anyInfinite(p []byte) bool {
-	acc := ^uint64(0)
-	for ; len(p) >= 8; p = p[8:] {
-		z := binary.LittleEndian.Uint64(p)&0x7fffffff7fffffff ^ 0x7f8000007f800000
-		acc &= z + 0x7fffffff7fffffff
+	const abs, inf, fill = 0x7fffffff7fffffff, 0x7f8000007f800000, 0x7fffffff7fffffff
+	a0, a1, a2, a3 := ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)
+	i := 0
+	for ; i+32 <= len(p); i += 32 {
+		q := p[i : i+32 : i+32]
+		a0 &= binary.LittleEndian.Uint64(q)&abs ^ inf + fill
+		a1 &= binary.LittleEndian.Uint64(q[8:])&abs ^ inf + fill
+		a2 &= binary.LittleEndian.Uint64(q[16:])&abs ^ inf + fill
+		a3 &= binary.LittleEndian.Uint64(q[24:])&abs ^ inf + fill
 	}
-	if len(p) >= 4 {
-		z := uint64(binary.LittleEndian.Uint32(p))&0x7fffffff ^ 0x7f800000
-		acc &= (z + 0x7fffffff) | 0xffffffff00000000
+	for ; i+8 <= len(p); i += 8 {
+		a0 &= binary.LittleEndian.Uint64(p[i:])&abs ^ inf + fill
 	}
-	return acc&0x8000000080000000 != 0x8000000080000000
+	if i+4 <= len(p) {
+		z := uint64(binary.LittleEndian.Uint32(p[i:]))&0x7fffffff ^ 0x7f800000
+		a0 &= (z + 0x7fffffff) | 0xffffffff00000000
+	}
+	return a0&a1&a2&a3&0x8000000080000000 != 0x8000000080000000
 }
 
 // anyAbove reports whether any byte of p is above limit (limit < 128).
@@ -349,14 +572,25 @@ func anyInfinite(p []byte) bool {
 // the top bit exactly when it was above limit, without carrying out of the
 // byte; a byte with its top bit set is above limit anyway.
 func anyAbove(p []byte, limit int) bool {
+	const low7 = 0x7f7f7f7f7f7f7f7f
 	add := 0x0101010101010101 * uint64(127-limit)
-	var acc uint64
-	for ; len(p) >= 8; p = p[8:] {
-		x := binary.LittleEndian.Uint64(p)
-		acc |= (x&0x7f7f7f7f7f7f7f7f + add) | x
+	var a0, a1, a2, a3 uint64
+	i := 0
+	for ; i+32 <= len(p); i += 32 {
+		q := p[i : i+32 : i+32]
+		x0, x1 := binary.LittleEndian.Uint64(q), binary.LittleEndian.Uint64(q[8:])
+		x2, x3 := binary.LittleEndian.Uint64(q[16:]), binary.LittleEndian.Uint64(q[24:])
+		a0 |= (x0&low7 + add) | x0
+		a1 |= (x1&low7 + add) | x1
+		a2 |= (x2&low7 + add) | x2
+		a3 |= (x3&low7 + add) | x3
 	}
-	for _, c := range p {
-		acc |= uint64((c&0x7f + byte(127-limit)) | c)
+	for ; i+8 <= len(p); i += 8 {
+		x := binary.LittleEndian.Uint64(p[i:])
+		a0 |= (x&low7 + add) | x
 	}
-	return acc&0x8080808080808080 != 0
+	for _, c := range p[i:] {
+		a0 |= uint64((c&0x7f + byte(127-limit)) | c)
+	}
+	return (a0|a1|a2|a3)&0x8080808080808080 != 0
 }
