@@ -78,6 +78,7 @@ the terrain it reads, for Minecraft worlds and its own procedural world.`,
 		newMemoryCmd(),
 		newTerrainCmd(),
 		newArchiveCmd(),
+		newConfigCmd(),
 	)
 	return root
 }

@@ -1,0 +1,311 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/world/anvil"
+)
+
+func TestBuildShapeConvertsBlocksToChunks(t *testing.T) {
+	for _, tc := range []struct {
+		shape Shape
+		want  string // geom's String of the expected shape
+		build func() (geom.Shape, error)
+	}{
+		{Shape{Kind: Circle, Radius: 4096}, "", func() (geom.Shape, error) { return geom.NewCircle(geom.Chunk{}, 256, 0) }},
+		// Outer radii round down, inner radii up; the centre is the chunk
+		// holding the centre block (block -1 is in chunk -1).
+		{Shape{Kind: Circle, CenterX: -1, CenterZ: 31, Radius: 100, Inner: 17}, "", func() (geom.Shape, error) {
+			return geom.NewCircle(geom.Chunk{X: -1, Z: 1}, 6, 2)
+		}},
+		{Shape{Kind: Square, CenterX: 160, CenterZ: -161, Radius: 47, Inner: 16}, "", func() (geom.Shape, error) {
+			return geom.NewSquare(geom.Chunk{X: 10, Z: -11}, 2, 1)
+		}},
+		{Shape{Kind: Rectangle, RadiusX: 320, RadiusZ: 100, InnerX: 1, InnerZ: 48, Rotation: 30}, "", func() (geom.Shape, error) {
+			return geom.NewRectangle(geom.RectangleSpec{RadiusX: 20, RadiusZ: 6, InnerX: 1, InnerZ: 3, Rotation: 30})
+		}},
+	} {
+		r := DefaultRegion()
+		r.Shape = tc.shape
+		got, err := r.BuildShape()
+		if err != nil {
+			t.Errorf("BuildShape(%+v) = %v", tc.shape, err)
+			continue
+		}
+		want, err := tc.build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() || got.Len() != want.Len() {
+			t.Errorf("BuildShape(%+v) = %v (%d chunks), want %v (%d chunks)", tc.shape, got, got.Len(), want, want.Len())
+		}
+	}
+}
+
+// Property: a shape that passes validation builds, and its chunks stay
+// within the radii written, measured between chunk positions in blocks;
+// one that fails validation does not build.
+func TestBuildShapeStaysWithinWrittenRadii(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	built := 0
+	for range 400 {
+		s := Shape{
+			Kind:     []string{Circle, Square, Rectangle}[rng.IntN(3)],
+			CenterX:  rng.Int64N(2001) - 1000,
+			CenterZ:  rng.Int64N(2001) - 1000,
+			Radius:   rng.Int64N(200) - 5,
+			Inner:    rng.Int64N(120) * rng.Int64N(2),
+			RadiusX:  rng.Int64N(200),
+			RadiusZ:  rng.Int64N(200),
+			Rotation: float64(rng.IntN(8)) * 15,
+		}
+		if rng.IntN(2) == 0 {
+			s.InnerX, s.InnerZ = rng.Int64N(100), rng.Int64N(100)
+		}
+		r := DefaultRegion()
+		r.Shape = s
+		valid := len(s.problems(keyPath{"shape"})) == 0
+		shape, err := r.BuildShape()
+		if valid != (err == nil) {
+			t.Fatalf("shape %+v: valid %v, BuildShape error %v", s, valid, err)
+		}
+		if err != nil {
+			continue
+		}
+		built++
+		c := s.Center()
+		for i := range shape.Len() {
+			ch := shape.Chunk(i)
+			dx, dz := float64(ch.X-c.X)*16, float64(ch.Z-c.Z)*16
+			switch s.Kind {
+			case Circle:
+				if d := math.Hypot(dx, dz); d > float64(s.Radius) || d < float64(s.Inner) {
+					t.Fatalf("circle %+v holds %v at %.1f blocks from the centre", s, ch, d)
+				}
+			case Square:
+				if d := max(math.Abs(dx), math.Abs(dz)); d > float64(s.Radius) || d < float64(s.Inner) {
+					t.Fatalf("square %+v holds %v at %.1f blocks from the centre", s, ch, d)
+				}
+			}
+		}
+	}
+	if built < 100 {
+		t.Errorf("only %d of 400 random shapes were valid; the generator is off", built)
+	}
+}
+
+func TestBuildDistribution(t *testing.T) {
+	for _, tc := range []struct {
+		d    Distribution
+		want geom.Distribution
+	}{
+		{Distribution{Kind: Flat}, geom.Flat{}},
+		{Distribution{Kind: Weighted, Exponent: 3}, geom.Weighted{Exponent: 3}},
+		{Distribution{Kind: Normal, Mean: 0.3, Deviation: 0.1}, geom.Normal{Mean: 0.3, Deviation: 0.1}},
+		{Distribution{Kind: Normal, Mean: 0.3, Deviation: 0.1, Expand: true}, geom.Expand{Ranks: geom.Normal{Mean: 0.3, Deviation: 0.1}}},
+		{Distribution{Kind: Flat, Expand: true}, geom.Expand{Ranks: geom.Flat{}}},
+	} {
+		r := DefaultRegion()
+		r.Distribution = tc.d
+		got, err := r.BuildDistribution()
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("BuildDistribution(%+v) = %#v, %v; want %#v", tc.d, got, err, tc.want)
+		}
+	}
+	for _, d := range []Distribution{{Kind: "x"}, {Kind: Weighted, Exponent: math.Inf(1)}, {Kind: Normal, Mean: -1, Deviation: 1}} {
+		r := DefaultRegion()
+		r.Distribution = d
+		if got, err := r.BuildDistribution(); err == nil {
+			t.Errorf("BuildDistribution(%+v) = %#v, nil; want an error", d, got)
+		}
+	}
+	r := DefaultRegion()
+	r.Shape.Kind = "blob"
+	if _, err := r.BuildShape(); err == nil || !strings.Contains(err.Error(), "shape.kind") {
+		t.Errorf("BuildShape(kind blob) = %v, want an error naming shape.kind", err)
+	}
+}
+
+func TestPipelineOptions(t *testing.T) {
+	r := DefaultRegion()
+	o := r.PipelineOptions("spawn")
+	// The defaults are the pipeline's own, written out, except the
+	// allocator's minimum residence, which the file keeps explicit.
+	want := pipeline.Options{
+		Region:          "spawn",
+		World:           "world",
+		BacklogCapacity: pipeline.DefaultBacklogCapacity,
+		ColdCapacity:    pipeline.DefaultColdCapacity,
+		General:         pipeline.SinkConfig{Capacity: pipeline.DefaultGeneralCapacity},
+		Login:           pipeline.LoginConfig{PlayerCap: DefaultPlayerCap},
+		Network:         pipeline.NetworkConfig{Capacity: pipeline.DefaultNetworkCapacity, LeaseTTL: pipeline.DefaultLeaseTTL},
+		Personal:        pipeline.PersonalConfig{PerPlayer: pipeline.DefaultPerPlayer},
+		Budget: pipeline.Budget{
+			Candidates: pipeline.DefaultCandidates, Screens: pipeline.DefaultScreens, MaxScreens: pipeline.DefaultMaxScreens,
+			PromotionsPerPulse: pipeline.DefaultPromotionsPerPulse, MaxPromotions: pipeline.DefaultMaxPromotions,
+			Transfers: pipeline.DefaultTransfers, LoginBurst: pipeline.DefaultLoginBurst,
+		},
+		MinResidence:     pipeline.DefaultMinResidence,
+		DemandHalfLife:   pipeline.DefaultDemandHalfLife,
+		DemandHorizon:    pipeline.DefaultDemandHorizon,
+		PromotionTimeout: pipeline.DefaultPromotionTimeout,
+	}
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("PipelineOptions = %+v\nwant %+v", o, want)
+	}
+	r.Allocator.MinResidence = 0
+	r.Sinks.Login.Enabled, r.Sinks.Network.Enabled, r.Sinks.Personal.Enabled = true, true, true
+	o = r.PipelineOptions("spawn")
+	if o.MinResidence >= 0 || !o.Login.Enabled || !o.Network.Enabled || !o.Personal.Enabled {
+		t.Errorf("min_residence 0 and sinks enabled gave %+v; want a negative MinResidence (none) and the sinks enabled", o)
+	}
+}
+
+func TestMemoryOptions(t *testing.T) {
+	r := DefaultRegion()
+	m := r.MemoryOptions()
+	if m.SpatialResolution != 3 || m.PendingThreshold != 4096 || m.RebuildInterval != 10*time.Second {
+		t.Errorf("MemoryOptions() = %+v, want memory's defaults", m)
+	}
+	r.Memory.SpatialResolution = 0
+	if got := r.MemoryOptions().SpatialResolution; got >= 0 {
+		t.Errorf("spatial_resolution 0 gave SpatialResolution %d, want negative (no absorption)", got)
+	}
+}
+
+func TestAnvilOptions(t *testing.T) {
+	for _, tc := range []struct {
+		dim  string
+		want anvil.Dimension
+	}{{"", anvil.Overworld}, {Overworld, anvil.Overworld}, {Nether, anvil.Nether}, {End, anvil.End}} {
+		o, err := World{Kind: KindMinecraft, Dimension: tc.dim, RegionDir: "dimensions/x/y/region"}.AnvilOptions()
+		if err != nil || o.Dimension != tc.want || o.RegionDir != "dimensions/x/y/region" {
+			t.Errorf("AnvilOptions(%q) = %+v, %v; want dimension %v", tc.dim, o, err, tc.want)
+		}
+	}
+	for _, w := range []World{{Dimension: "moon"}, {RegionDir: "../x"}} {
+		if _, err := w.AnvilOptions(); err == nil {
+			t.Errorf("AnvilOptions(%+v) = nil error, want one", w)
+		}
+	}
+}
+
+func TestSecretNeverPrints(t *testing.T) {
+	c := Default()
+	c.Auth.Token = "hunter2-hunter2-hunter2"
+	var logged strings.Builder
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "auth", c.Auth, "token", c.Auth.Token)
+	js, err := json.Marshal(c.Auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ys, err := yaml.Marshal(c.Auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		fmt.Sprintf("%v", c), fmt.Sprintf("%+v", *c), fmt.Sprintf("%#v", *c), fmt.Sprintf("<%s>", c.Auth.Token),
+		fmt.Sprintf("%q", c.Auth.Token), fmt.Sprintf("%x", c.Auth.Token), fmt.Sprint(c.Auth),
+		logged.String(), string(js), string(ys),
+	} {
+		if strings.Contains(s, "hunter2") || strings.Contains(s, fmt.Sprintf("%x", "hunter2")) {
+			t.Errorf("the token leaks: %s", s)
+		}
+		if !strings.Contains(s, redacted) && s != fmt.Sprintf("%x", redacted) {
+			t.Errorf("%q does not say [redacted]", s)
+		}
+	}
+	if c.Auth.Token.Reveal() != "hunter2-hunter2-hunter2" {
+		t.Error("Reveal lost the token")
+	}
+	if Secret("").String() != "" {
+		t.Error("the empty secret prints as non-empty")
+	}
+}
+
+func TestAuthResolve(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "token")
+	if err := os.WriteFile(file, []byte("  0123456789abcdef0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(short, []byte("hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		a       Auth
+		want    string
+		wantErr string
+	}{
+		{Auth{}, "", ""},
+		{Auth{Token: "0123456789abcdef"}, "0123456789abcdef", ""},
+		{Auth{TokenFile: file}, "0123456789abcdef0123", ""},
+		{Auth{Token: "hunter2"}, "", "shorter than 16"},
+		{Auth{TokenFile: short}, "", "shorter than 16"},
+		{Auth{TokenFile: filepath.Join(dir, "missing")}, "", "no such file"},
+		{Auth{Token: "0123456789abcdef", TokenFile: file}, "", "both set"},
+	} {
+		got, err := tc.a.Resolve()
+		if got.Reveal() != tc.want || (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%+v.Resolve() = %q, %v; want %q, %q", tc.a, got.Reveal(), err, tc.want, tc.wantErr)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%+v.Resolve() error %q shows the token", tc.a, err)
+		}
+	}
+}
+
+func TestNetworkSecret(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "secret")
+	if err := os.WriteFile(good, []byte("a-shared-network-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(short, []byte("tiny"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := (NetworkSink{}).Secret(); b != nil || err != nil {
+		t.Errorf("Secret() without a file = %q, %v; want nil, nil", b, err)
+	}
+	if b, err := (NetworkSink{SecretFile: good}).Secret(); string(b) != "a-shared-network-secret" || err != nil {
+		t.Errorf("Secret() = %q, %v", b, err)
+	}
+	if _, err := (NetworkSink{SecretFile: short}).Secret(); err == nil || strings.Contains(err.Error(), "tiny") {
+		t.Errorf("Secret() of a short secret = %v, want an error without the secret", err)
+	}
+}
+
+func TestInDataDir(t *testing.T) {
+	c := Default()
+	c.DataDir = "/var/lib/rtp"
+	c.Archive.Path = "/mnt/cache/archive.db"
+	c.TTLFile = ""
+	if got := c.DatabasePath(); got != "/var/lib/rtp/rtp.db" {
+		t.Errorf("DatabasePath() = %q", got)
+	}
+	if got := c.ArchivePath(); got != "/mnt/cache/archive.db" {
+		t.Errorf("ArchivePath() = %q, want the absolute path unchanged", got)
+	}
+	if got := c.TTLPath(); got != "" {
+		t.Errorf("TTLPath() = %q, want \"\" for no ttl file", got)
+	}
+	if got := c.Archive.Limits(); got.MaxEntries != 65536 || got.MaxBytes != 4<<30 {
+		t.Errorf("Limits() = %+v", got)
+	}
+}

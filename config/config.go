@@ -1,0 +1,531 @@
+package config
+
+import (
+	"time"
+
+	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/safety"
+	"github.com/rtpengine/rtp/terrain/archive"
+	"github.com/rtpengine/rtp/terrain/procgen"
+	"github.com/rtpengine/rtp/verify"
+)
+
+// Config is the whole configuration of an rtp service: what rtp.yml holds.
+// Every field has a default (see Default and the example file
+// rtp.example.yml); the YAML key of each field is in its tag.
+//
+// The zero value is not a usable configuration: start from Default, or
+// load a file with Load or LoadFile. Config is a plain value with no
+// internal state; it is not safe for concurrent mutation, but any number
+// of goroutines may read one that nobody changes.
+type Config struct {
+	// Server configures the HTTP listener.
+	Server Server `yaml:"server"`
+	// DataDir is the folder for the files rtp keeps: the database, the
+	// terrain archive, ttl.yml, spatial memory files. Relative to the
+	// working directory. Default "rtp-data".
+	DataDir string `yaml:"data_dir"`
+	// Database is the embedded SQLite database of locations.
+	Database Database `yaml:"database"`
+	// Archive is the terrain archive (a disposable cache of terrain tiles).
+	Archive Archive `yaml:"archive"`
+	// TTLFile names the ttl.yml (see package ttl) that says how long
+	// rejected places are remembered. Relative to DataDir. A missing file
+	// means ttl's built-in defaults; "" means the defaults without
+	// looking for a file. Default "ttl.yml".
+	TTLFile string `yaml:"ttl_file"`
+	// Auth protects the admin endpoints.
+	Auth Auth `yaml:"auth"`
+	// Worlds are the worlds regions draw from, by name. Default: one
+	// procedural world named "world" (DefaultWorld).
+	Worlds map[string]World `yaml:"worlds"`
+	// Regions are the areas places are drawn from, by name. Default: one
+	// region named "default" on the world "world" (DefaultRegion).
+	Regions map[string]Region `yaml:"regions"`
+	// Verifiers may object to a landing place after its safety check.
+	// Default: none.
+	Verifiers []Verifier `yaml:"verifiers"`
+}
+
+// Server configures the HTTP listener.
+type Server struct {
+	// Listen is the address to listen on, host:port. An empty host
+	// listens on every interface. Default "127.0.0.1:8080".
+	Listen string `yaml:"listen"`
+	// MaxBodyBytes bounds the size of a request body; a larger body is
+	// refused. Default 1 MiB.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// ReadHeaderTimeout bounds reading a request's headers. Default 5s.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// ReadTimeout bounds reading a whole request. Default 10s.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// WriteTimeout bounds writing a response. Default 30s.
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// IdleTimeout is how long an idle keep-alive connection stays open.
+	// Default 2m.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// ShutdownTimeout is how long a stopping server waits for requests in
+	// flight. Default 10s.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// Database is the embedded SQLite database.
+type Database struct {
+	// Path of the database file, relative to DataDir. Default "rtp.db".
+	Path string `yaml:"path"`
+}
+
+// Archive is the terrain archive: its SQLite store and limits (see
+// package archive and its sqlitestore).
+type Archive struct {
+	// Disabled runs without an archive: terrain is generated or read
+	// every time it is needed. Default false.
+	Disabled bool `yaml:"disabled"`
+	// Path of the archive database, relative to DataDir. Default
+	// "archive.db".
+	Path string `yaml:"path"`
+	// MaxEntries bounds the tiles kept. Default 65536
+	// (archive.DefaultMaxEntries).
+	MaxEntries int64 `yaml:"max_entries"`
+	// MaxBytes bounds the bytes of tile payloads kept. Default 4 GiB
+	// (archive.DefaultMaxBytes).
+	MaxBytes int64 `yaml:"max_bytes"`
+}
+
+// Auth holds the admin token. Admin endpoints require it as a bearer
+// token; with neither Token nor TokenFile set they are refused.
+type Auth struct {
+	// Token is the admin token, at least MinTokenLen characters. Prefer
+	// TokenFile, which keeps it out of the config file. Default "".
+	Token Secret `yaml:"token"`
+	// TokenFile names a file holding the admin token (surrounding
+	// whitespace is trimmed). Relative to the working directory. At most
+	// one of Token and TokenFile may be set. Default "".
+	TokenFile string `yaml:"token_file"`
+}
+
+// World kinds.
+const (
+	// KindProcedural is rtp's built-in deterministic terrain generator
+	// (package procgen).
+	KindProcedural = "procedural"
+	// KindMinecraft reads a Minecraft Java save folder's region files,
+	// read-only (package anvil).
+	KindMinecraft = "minecraft"
+)
+
+// Dimensions of a Minecraft world.
+const (
+	Overworld = "overworld"
+	Nether    = "nether"
+	End       = "end"
+)
+
+// World is one world regions draw from. Its zero value is not valid
+// (no kind): start from DefaultWorld. Like every type of this package it
+// is a plain value, safe to copy and to read concurrently.
+type World struct {
+	// Kind is procedural or minecraft. Default procedural.
+	Kind string `yaml:"kind"`
+	// Procedural holds the generator's parameters (kind procedural).
+	// Default: procgen.DefaultParams.
+	Procedural Procedural `yaml:"procedural"`
+	// Path is the Minecraft save folder (kind minecraft): a directory,
+	// relative to the working directory. Required for minecraft.
+	Path string `yaml:"path"`
+	// Dimension is the Minecraft dimension to read (kind minecraft):
+	// overworld, nether or end. Default overworld.
+	Dimension string `yaml:"dimension"`
+	// RegionDir overrides the region folder, relative to Path (kind
+	// minecraft; for custom dimensions such as
+	// "dimensions/ns/name/region"). It must stay inside Path. Default "":
+	// the dimension's folder.
+	RegionDir string `yaml:"region_dir"`
+}
+
+// Procedural mirrors procgen.Params with YAML keys; Params converts it.
+// Ranges are procgen's (see procgen.Params).
+type Procedural struct {
+	// Seed selects the world. Default 0.
+	Seed int64 `yaml:"seed"`
+	// Relief scales elevations around sea level, in (0, 4]. Default 1.
+	Relief float64 `yaml:"relief"`
+	// SeaLevel is the block y of the ocean surface. Default 63.
+	SeaLevel int `yaml:"sea_level"`
+	// SeabedClamp samples the ground under water (true) or the water
+	// surface (false). Default true.
+	SeabedClamp bool `yaml:"seabed_clamp"`
+	// Biome shapes climate and volcanism.
+	Biome ProceduralBiome `yaml:"biome"`
+}
+
+// ProceduralBiome mirrors procgen.BiomeParams with YAML keys.
+type ProceduralBiome struct {
+	// TemperatureScale is the width in blocks of a warm or cold area.
+	// Default 2400.
+	TemperatureScale float64 `yaml:"temperature_scale"`
+	// TemperatureOffset shifts temperature, in [-2, 2]. Default 0.
+	TemperatureOffset float64 `yaml:"temperature_offset"`
+	// MoistureScale is the width in blocks of a wet or dry area.
+	// Default 1800.
+	MoistureScale float64 `yaml:"moisture_scale"`
+	// MoistureOffset shifts moisture, in [-2, 2]. Default 0.
+	MoistureOffset float64 `yaml:"moisture_offset"`
+	// VolcanicFrequency sets how common volcanic provinces are, in
+	// [0, 1]. Default 0.35.
+	VolcanicFrequency float64 `yaml:"volcanic_frequency"`
+	// SnowLine is the height above sea level of the snow line. Default
+	// 105.
+	SnowLine float64 `yaml:"snow_line"`
+}
+
+// Shape kinds.
+const (
+	Circle    = "circle"
+	Square    = "square"
+	Rectangle = "rectangle"
+)
+
+// Distribution kinds.
+const (
+	Flat     = "flat"
+	Weighted = "weighted"
+	Normal   = "normal"
+)
+
+// Region is one area places are drawn from, with its caches. Its zero
+// value is not valid: start from DefaultRegion.
+type Region struct {
+	// World names the region's world (a key of Config.Worlds). Default
+	// "world".
+	World string `yaml:"world"`
+	// Shape is the area. Default: a circle of radius 4096 blocks around
+	// block 0, 0.
+	Shape Shape `yaml:"shape"`
+	// Distribution says where in the shape places are drawn. Default
+	// flat.
+	Distribution Distribution `yaml:"distribution"`
+	// Safety are the safety rules (package safety). Default:
+	// safety.Default().
+	Safety safety.Rules `yaml:"safety"`
+	// Sinks size the hot caches by access method.
+	Sinks Sinks `yaml:"sinks"`
+	// Pulse is the period of the region's background work (screening,
+	// promotion, allocation). Default 50ms.
+	Pulse time.Duration `yaml:"pulse"`
+	// Budget bounds the work of one pulse.
+	Budget Budget `yaml:"budget"`
+	// Queues bound the stages before the hot sinks.
+	Queues Queues `yaml:"queues"`
+	// Allocator tunes how hot entries move between sinks.
+	Allocator Allocator `yaml:"allocator"`
+	// PromotionTimeout bounds one promotion (reservation and
+	// verifiers). Default 10s.
+	PromotionTimeout time.Duration `yaml:"promotion_timeout"`
+	// Memory tunes the region's spatial memory (package memory).
+	Memory Memory `yaml:"memory"`
+}
+
+// Shape is a region's area, in blocks; BuildShape converts it to chunks.
+// Kind circle and square use Radius and Inner; rectangle uses RadiusX,
+// RadiusZ, InnerX, InnerZ and Rotation. The zero value is not valid (no
+// kind); DefaultRegion holds the default shape.
+type Shape struct {
+	// Kind is circle, square or rectangle. Default circle.
+	Kind string `yaml:"kind"`
+	// CenterX and CenterZ are the centre block. Default 0, 0.
+	CenterX int64 `yaml:"center_x"`
+	CenterZ int64 `yaml:"center_z"`
+	// Radius is the circle's radius or the square's half-width, in
+	// blocks. Default 4096.
+	Radius int64 `yaml:"radius"`
+	// Inner is the radius of the hole in the middle, in blocks: 0 for
+	// none, else less than Radius. Default 0.
+	Inner int64 `yaml:"inner"`
+	// RadiusX and RadiusZ are the rectangle's half-extents along its own
+	// axes, in blocks. Default 4096 each.
+	RadiusX int64 `yaml:"radius_x"`
+	RadiusZ int64 `yaml:"radius_z"`
+	// InnerX and InnerZ are the rectangle's hole: both 0 for none, else
+	// each less than its radius. Default 0.
+	InnerX int64 `yaml:"inner_x"`
+	InnerZ int64 `yaml:"inner_z"`
+	// Rotation turns the rectangle's x axis towards +z, in degrees.
+	// Default 0.
+	Rotation float64 `yaml:"rotation"`
+}
+
+// Distribution says which ranks along the shape's spiral (from its centre
+// outwards) are drawn; see geom.Distribution. The zero value is not valid
+// (no kind); DefaultRegion holds the default distribution.
+type Distribution struct {
+	// Kind is flat (every chunk alike), weighted or normal. Default flat.
+	Kind string `yaml:"kind"`
+	// Exponent of the weighted distribution: above 1 favours the centre,
+	// below 1 the edge. Finite and positive. Default 2.
+	Exponent float64 `yaml:"exponent"`
+	// Mean of the normal distribution, as a fraction of the spiral in
+	// [0, 1]: 0 the centre, 1 the edge. Default 0.5.
+	Mean float64 `yaml:"mean"`
+	// Deviation of the normal distribution, as a fraction of the spiral;
+	// finite and positive. Default 0.2.
+	Deviation float64 `yaml:"deviation"`
+	// Expand lets rejected chunks push selection past the shape's edge
+	// instead of shrinking the choice (see geom.Expand). Default false.
+	Expand bool `yaml:"expand"`
+}
+
+// Sinks size a region's hot caches (see package pipeline).
+type Sinks struct {
+	General  GeneralSink  `yaml:"general"`
+	Login    LoginSink    `yaml:"login"`
+	Network  NetworkSink  `yaml:"network"`
+	Personal PersonalSink `yaml:"personal"`
+}
+
+// GeneralSink is the hot cache behind plain teleports.
+type GeneralSink struct {
+	// Capacity is the number of ready places kept (activeChunkCap).
+	// Default 10.
+	Capacity int `yaml:"capacity"`
+}
+
+// LoginSink is the reserve for players joining the server.
+type LoginSink struct {
+	// Enabled adds the login sink. Default false.
+	Enabled bool `yaml:"enabled"`
+	// PlayerCap is the server's player cap until the game side reports
+	// it; the reserve holds PlayerCap minus the players online. Default
+	// 20.
+	PlayerCap int `yaml:"player_cap"`
+}
+
+// NetworkSink holds places leased to proxy tokens for a server hop.
+type NetworkSink struct {
+	// Enabled adds the network sink. Default false.
+	Enabled bool `yaml:"enabled"`
+	// Capacity of the unleased pool. Default 10.
+	Capacity int `yaml:"capacity"`
+	// Lease is how long a token holds its place. Default 1m.
+	Lease time.Duration `yaml:"lease"`
+	// SecretFile names a file holding the secret that keys the tokens (at
+	// least pipeline.MinSecretLen bytes; surrounding whitespace is
+	// trimmed). Servers of one network share it. Relative to the working
+	// directory. Default "": a random secret per process, so tokens work
+	// only on this server until it restarts.
+	SecretFile string `yaml:"secret_file"`
+}
+
+// PersonalSink keeps places queued for individual players.
+type PersonalSink struct {
+	// Enabled adds the personal sink. Default false.
+	Enabled bool `yaml:"enabled"`
+	// Capacity is each player's bucket size. Default 1.
+	Capacity int `yaml:"capacity"`
+}
+
+// Budget bounds the work of one pulse (pipeline.Budget).
+type Budget struct {
+	// Candidates drawn from memory into the backlog. Default 64.
+	Candidates int `yaml:"candidates"`
+	// Screens started. Default 16.
+	Screens int `yaml:"screens"`
+	// MaxScreens in flight at once. Default 32.
+	MaxScreens int `yaml:"max_screens"`
+	// PromotionsPerPulse started (the refill rate). Default 8.
+	PromotionsPerPulse int `yaml:"promotions_per_pulse"`
+	// MaxPromotions in flight at once. Default 32.
+	MaxPromotions int `yaml:"max_promotions"`
+	// Transfers between sinks. Default 64.
+	Transfers int `yaml:"transfers"`
+	// LoginBurst is the promotions the login sink may start beyond the
+	// per-pulse cap while it fills. Default 1024.
+	LoginBurst int `yaml:"login_burst"`
+}
+
+// Queues bound the stages before the hot sinks.
+type Queues struct {
+	// Backlog bounds the candidates waiting to be screened. Default 256.
+	Backlog int `yaml:"backlog"`
+	// Cold bounds the screened places waiting for promotion. Default
+	// 4096.
+	Cold int `yaml:"cold"`
+}
+
+// Allocator tunes the pulse-driven allocator of hot entries.
+type Allocator struct {
+	// MinResidence is how long an entry stays in its sink before it may
+	// be moved or trimmed; 0 for no minimum. Default 1m.
+	MinResidence time.Duration `yaml:"min_residence"`
+	// DemandHalfLife is the half-life of each sink's demand average.
+	// Default 1m.
+	DemandHalfLife time.Duration `yaml:"demand_half_life"`
+	// DemandHorizon is how much demand a sink's quota covers above its
+	// floor. Default 1m.
+	DemandHorizon time.Duration `yaml:"demand_horizon"`
+}
+
+// Memory tunes a region's spatial memory (memory.Options).
+type Memory struct {
+	// SpatialResolution is the widest gap between two runs of rejected
+	// chunks that a rebuild absorbs into one; 0 absorbs none. Default 3.
+	SpatialResolution int64 `yaml:"spatial_resolution"`
+	// PendingThreshold is the number of pending rejections that asks for
+	// a rebuild. Default 4096.
+	PendingThreshold int `yaml:"pending_threshold"`
+	// RebuildInterval is how often memory is rebuilt regardless, so
+	// expired runs move to probation. Default 10s.
+	RebuildInterval time.Duration `yaml:"rebuild_interval"`
+}
+
+// Verifier kinds.
+const (
+	// KindClaims is the built-in claims store: claims are added and
+	// removed over the API.
+	KindClaims = "claims"
+	// KindHTTP calls back the game side over HTTP.
+	KindHTTP = "http"
+)
+
+// Verifier is a verifier that may object to a landing place. Its zero
+// value is not valid (no name, no kind): start from DefaultVerifier.
+type Verifier struct {
+	// Name is the verifier's source name: in stats, logs and the
+	// verifiers section of ttl.yml. Required, unique, printable, without
+	// whitespace.
+	Name string `yaml:"name"`
+	// Kind is claims or http. Default claims.
+	Kind string `yaml:"kind"`
+	// URL is the callback of an http verifier: http or https, with a
+	// host and without credentials. Required for http.
+	URL string `yaml:"url"`
+	// Timeout bounds one call of an http verifier. Default 2s.
+	Timeout time.Duration `yaml:"timeout"`
+	// Regions the verifier checks, by name. Default: all.
+	Regions []string `yaml:"regions"`
+}
+
+// Defaults that have no constant in the package that uses them.
+const (
+	DefaultListen            = "127.0.0.1:8080"
+	DefaultMaxBodyBytes      = 1 << 20
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 10 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultShutdownTimeout   = 10 * time.Second
+	DefaultDataDir           = "rtp-data"
+	DefaultDatabasePath      = "rtp.db"
+	DefaultArchivePath       = "archive.db"
+	DefaultTTLFile           = "ttl.yml"
+	DefaultWorldName         = "world"
+	DefaultRegionName        = "default"
+	// DefaultRadius is the default shape radius in blocks (256 chunks).
+	DefaultRadius    = 4096
+	DefaultExponent  = 2.0
+	DefaultMean      = 0.5
+	DefaultDeviation = 0.2
+	DefaultPulse     = 50 * time.Millisecond
+	DefaultPlayerCap = 20
+)
+
+// Default returns the configuration of rtp run without a config file: one
+// procedural world "world" with procgen.DefaultParams, one region
+// "default" on it (DefaultRegion: a circle of 4096 blocks around 0, 0,
+// flat, default safety and sinks, a 50ms pulse), the database and archive
+// under ./rtp-data, and the HTTP server on 127.0.0.1:8080. Each call
+// returns a new Config.
+func Default() *Config {
+	return &Config{
+		Server: Server{
+			Listen:            DefaultListen,
+			MaxBodyBytes:      DefaultMaxBodyBytes,
+			ReadHeaderTimeout: DefaultReadHeaderTimeout,
+			ReadTimeout:       DefaultReadTimeout,
+			WriteTimeout:      DefaultWriteTimeout,
+			IdleTimeout:       DefaultIdleTimeout,
+			ShutdownTimeout:   DefaultShutdownTimeout,
+		},
+		DataDir:  DefaultDataDir,
+		Database: Database{Path: DefaultDatabasePath},
+		Archive: Archive{
+			Path:       DefaultArchivePath,
+			MaxEntries: archive.DefaultMaxEntries,
+			MaxBytes:   archive.DefaultMaxBytes,
+		},
+		TTLFile: DefaultTTLFile,
+		Worlds:  map[string]World{DefaultWorldName: DefaultWorld()},
+		Regions: map[string]Region{DefaultRegionName: DefaultRegion()},
+	}
+}
+
+// DefaultWorld returns the default world: procedural, with
+// procgen.DefaultParams. Every world of a config file starts from it.
+func DefaultWorld() World {
+	return World{
+		Kind:       KindProcedural,
+		Procedural: ProceduralFrom(procgen.DefaultParams()),
+		Dimension:  Overworld,
+	}
+}
+
+// DefaultRegion returns the default region, from which every region of a
+// config file starts: on the world "world", a circle of radius 4096 blocks
+// around block 0, 0, the flat distribution, safety.Default(), the
+// pipeline's default sink capacities and budget, a 50ms pulse.
+func DefaultRegion() Region {
+	return Region{
+		World: DefaultWorldName,
+		Shape: Shape{
+			Kind:    Circle,
+			Radius:  DefaultRadius,
+			RadiusX: DefaultRadius,
+			RadiusZ: DefaultRadius,
+		},
+		Distribution: Distribution{
+			Kind:      Flat,
+			Exponent:  DefaultExponent,
+			Mean:      DefaultMean,
+			Deviation: DefaultDeviation,
+		},
+		Safety: safety.Default(),
+		Sinks: Sinks{
+			General:  GeneralSink{Capacity: pipeline.DefaultGeneralCapacity},
+			Login:    LoginSink{PlayerCap: DefaultPlayerCap},
+			Network:  NetworkSink{Capacity: pipeline.DefaultNetworkCapacity, Lease: pipeline.DefaultLeaseTTL},
+			Personal: PersonalSink{Capacity: pipeline.DefaultPerPlayer},
+		},
+		Pulse: DefaultPulse,
+		Budget: Budget{
+			Candidates:         pipeline.DefaultCandidates,
+			Screens:            pipeline.DefaultScreens,
+			MaxScreens:         pipeline.DefaultMaxScreens,
+			PromotionsPerPulse: pipeline.DefaultPromotionsPerPulse,
+			MaxPromotions:      pipeline.DefaultMaxPromotions,
+			Transfers:          pipeline.DefaultTransfers,
+			LoginBurst:         pipeline.DefaultLoginBurst,
+		},
+		Queues: Queues{
+			Backlog: pipeline.DefaultBacklogCapacity,
+			Cold:    pipeline.DefaultColdCapacity,
+		},
+		Allocator: Allocator{
+			MinResidence:   pipeline.DefaultMinResidence,
+			DemandHalfLife: pipeline.DefaultDemandHalfLife,
+			DemandHorizon:  pipeline.DefaultDemandHorizon,
+		},
+		PromotionTimeout: pipeline.DefaultPromotionTimeout,
+		Memory: Memory{
+			SpatialResolution: memory.DefaultSpatialResolution,
+			PendingThreshold:  memory.DefaultPendingThreshold,
+			RebuildInterval:   memory.DefaultRebuildInterval,
+		},
+	}
+}
+
+// DefaultVerifier returns the fields every verifier of a config file
+// starts from: kind claims, a 2s timeout, all regions.
+func DefaultVerifier() Verifier {
+	return Verifier{Kind: KindClaims, Timeout: verify.DefaultTimeout}
+}

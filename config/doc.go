@@ -1,0 +1,67 @@
+// Package config reads rtp.yml, the configuration of an rtp service: the
+// HTTP server, the data folder, the database and terrain archive, the
+// ttl.yml to use, the admin token, the worlds, the regions (shape,
+// distribution, safety rules, hot cache sizes, pulse and budget) and the
+// verifiers.
+//
+// Every option has a default. Default returns the configuration of rtp
+// run without a file: one procedural world "world", one region "default"
+// on it (a circle of radius 4096 blocks around block 0, 0), the database
+// and archive under ./rtp-data, and the server on 127.0.0.1:8080. The
+// example file rtp.example.yml, beside this package, documents every
+// option with its default; a test checks that it loads to exactly
+// Default and that it names every key.
+//
+// # Loading
+//
+// Load and LoadFile read a file over the defaults: a section left out
+// keeps its defaults, a section given merges over them field by field.
+// The worlds and regions maps, when given, replace the default entries;
+// each entry starts from DefaultWorld or DefaultRegion. Lists replace
+// lists; each verifier starts from DefaultVerifier. The YAML key of each
+// field is in its struct tag.
+//
+// Loading reports every problem at once, each a *LineError formatted
+// "file:line: key.path: message": YAML syntax, unknown keys (with a
+// suggestion for a misspelt one), duplicate keys, values of the wrong
+// kind, keys the chosen kind does not use, and all that Validate finds.
+// CheckFile (and Config.Check) go further and open what the file names,
+// as a starting server would: ttl.yml, the token and secret files, and
+// every region's shape. A problem that follows from another (a region
+// naming a world whose entry did not parse) is not reported twice.
+//
+// # Units and paths
+//
+// Durations are Go durations ("500ms", "2s", "1m"); ttl.yml keeps its own
+// duration syntax (package ttl). Shapes are written in blocks and built
+// in chunks (see Region.BuildShape). Relative paths of the files rtp
+// keeps (database, archive, ttl.yml) are relative to DataDir; every other
+// relative path (DataDir itself, a world's save folder, the token and
+// secret files) is relative to the working directory. A Minecraft world's
+// path must be a directory and no path may hold a NUL byte; its
+// region_dir must stay inside the save folder (the anvil reader opens
+// every file through an os.Root there, so neither ".." nor a symbolic
+// link leads out).
+//
+// # Secrets
+//
+// The admin token is a Secret: fmt, slog, JSON and YAML print it as
+// "[redacted]", and no error message quotes it. Prefer auth.token_file to
+// writing the token in the file.
+//
+// # Values
+//
+// Every type of the package is a plain value with exported fields, safe
+// to copy and, once nobody changes it, to read from any number of
+// goroutines. The zero value of Config, World, Region, Shape,
+// Distribution and Verifier is not a valid configuration (Default and the
+// Default* functions give valid ones); the zero value of a section struct
+// is valid only where its fields say 0 is.
+//
+// # Using a Config
+//
+// The engine builds its parts from a Config with Region.BuildShape,
+// Region.BuildDistribution, Region.PipelineOptions, Region.MemoryOptions,
+// Procedural.Params, World.AnvilOptions, Archive.Limits, Auth.Resolve and
+// NetworkSink.Secret.
+package config
