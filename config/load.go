@@ -43,7 +43,8 @@ const (
 // an error.
 //
 // On any problem Load returns a nil Config and every problem found, as
-// *LineError values joined with errors.Join, in line order: YAML syntax,
+// *LineError values joined with errors.Join, in line order (a file that
+// cannot be read gives a plain error instead): size, YAML syntax,
 // a second document, unknown keys, duplicate keys, values of the wrong
 // kind, keys the kind in force does not use (a circle's radius_x), and
 // everything Validate reports, each with the line of its key.
@@ -76,7 +77,7 @@ func load(r io.Reader, name string) (*Config, *decoder, error) {
 		return nil, nil, fmt.Errorf("config: reading %s: %w", name, err)
 	}
 	if len(data) > MaxFileSize {
-		return nil, nil, fmt.Errorf("config: %s: larger than %d bytes", name, MaxFileSize)
+		return nil, nil, &LineError{File: name, Msg: fmt.Sprintf("larger than %d bytes", MaxFileSize)}
 	}
 	c := Default()
 	d := &decoder{file: name, lines: map[string]int{}, failed: map[string]bool{}}
