@@ -106,6 +106,7 @@ func checkFixture(t *testing.T, file string, f fixture) fixtureStats {
 		t.Fatal(err)
 	}
 	raws := oracleRaw(t, file)
+	var inflater oracleInflater
 	cut := 0
 	st := fixtureStats{dataVersions: map[int32]int{}, landingChunks: map[geom.Chunk]int{}}
 	chunks := hdr.Chunks(r)
@@ -132,7 +133,7 @@ func checkFixture(t *testing.T, file string, f fixture) fixtureStats {
 				continue
 			}
 		}
-		raw, cutStream := oracleInflate(t, raws[Slot(c)])
+		raw, cutStream := inflater.inflate(t, raws[Slot(c)])
 		if cutStream {
 			cut++
 		}

@@ -35,7 +35,8 @@ func seedChunks(f *testing.F) [][]byte {
 			continue // fixtures absent: synthetic seeds only
 		}
 		for _, payload := range oracleRaw(f, file) {
-			raw, _ := oracleInflate(f, payload)
+			var z oracleInflater
+			raw, _ := z.inflate(f, payload)
 			out = append(out, raw)
 		}
 	}

@@ -51,13 +51,14 @@ type oracleChunk struct {
 	// Per section, indexed by Y+128:
 	palettes  [256][]string // block-state names
 	paletteID [256][]world.BlockID
-	indices   [256][]uint16 // 4096 palette indices (y, z, x order)
-	legacyIDs [256][]int    // 4096 numeric id<<4|meta (before 1.13)
-	biomes    [256][]string // 64 biome names (1.18 on)
-	blocking  [256][]bool   // 4096 oracleBlocking values
+	indices   [256][]uint16       // 4096 palette indices (y, z, x order)
+	legacyIDs [256][]int          // 4096 numeric id<<4|meta (before 1.13)
+	biomes    [256][]string       // 64 biome names (1.18 on)
+	blocking  [256][]bool         // 4096 oracleBlocking values
+	raw       [256]*oracleSection // as decoded, unpacked by ensure
 	hasBiomes bool
-	secYs     []int // section Ys holding blocks, descending
-	heights   []int // unpacked MOTION_BLOCKING, nil when absent
+	secYs     []int    // section Ys holding blocks, descending
+	heights   []uint16 // unpacked MOTION_BLOCKING, nil when absent
 }
 
 // The oracle's typed view of a chunk, decoded reflectively by go-mc: the
@@ -133,23 +134,37 @@ func oracleRaw(tb testing.TB, file string) map[int][]byte {
 	return out
 }
 
-// oracleInflate decompresses a payload with the standard library and
-// reports whether the zlib stream stops without its final block and
-// checksum (the game never reads that far).
-func oracleInflate(tb testing.TB, payload []byte) ([]byte, bool) {
+// oracleInflater decompresses payloads with the standard library into one
+// reused buffer, and reports whether a zlib stream stops without its final
+// block and checksum (the game never reads that far). The bytes returned
+// are valid until the next call.
+type oracleInflater struct {
+	src bytes.Reader
+	zr  io.ReadCloser
+	buf bytes.Buffer
+}
+
+func (z *oracleInflater) inflate(tb testing.TB, payload []byte) ([]byte, bool) {
 	tb.Helper()
-	zr, err := zlib.NewReader(bytes.NewReader(payload))
+	z.src.Reset(payload)
+	var err error
+	if z.zr == nil {
+		z.zr, err = zlib.NewReader(&z.src)
+	} else {
+		err = z.zr.(zlib.Resetter).Reset(&z.src, nil)
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}
-	raw, err := io.ReadAll(zr)
+	z.buf.Reset()
+	_, err = z.buf.ReadFrom(z.zr)
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return raw, true
+		return z.buf.Bytes(), true
 	}
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return raw, false
+	return z.buf.Bytes(), false
 }
 
 func oracleDecode(tb testing.TB, raw []byte) *oracleChunk {
@@ -183,62 +198,16 @@ func oracleDecode(tb testing.TB, raw []byte) *oracleChunk {
 	top := o.minY/16 + 1
 	for _, sec := range append(lv.Sections, lv.Sections2...) {
 		y := int(sec.Y)
-		pal, data := sec.Palette, sec.BlockStates
+		pal := sec.Palette
 		if sec.States != nil {
-			pal, data = sec.States.Palette, sec.States.Data
+			pal = sec.States.Palette
 		}
-		if pal != nil {
-			names := make([]string, len(pal))
-			for i, e := range pal {
-				names[i] = oracleStateName(e)
-			}
-			bits := 0
-			if len(pal) > 1 {
-				bits = max(4, bitsFor(len(pal)))
-			}
-			idx := oracleUnpack(data, bits, 4096, o.straddle)
-			ix := make([]uint16, 4096)
-			for i, k := range idx {
-				ix[i] = uint16(k)
-			}
-			o.palettes[y+128], o.indices[y+128] = names, ix
-			ids := make([]world.BlockID, len(names))
-			for i, n := range names {
-				ids[i] = world.Block(n)
-			}
-			o.paletteID[y+128] = ids
-			bl := make([]bool, 4096)
-			pb := make([]bool, len(names))
-			for i, n := range names {
-				pb[i] = oracleBlocking(n)
-			}
-			for i, k := range idx {
-				bl[i] = pb[k]
-			}
-			o.blocking[y+128] = bl
+		if pal != nil || sec.Blocks != nil {
+			o.raw[y+128] = &sec
 			o.secYs = append(o.secYs, y)
-			top = max(top, y+1)
-		}
-		if sec.Blocks != nil {
-			out := make([]int, 4096)
-			for i := range out {
-				id := int(sec.Blocks[i])
-				if sec.Add != nil {
-					id |= int(sec.Add[i/2]>>(4*(i%2))&15) << 8
-				}
-				m := 0
-				if sec.Data != nil {
-					m = int(sec.Data[i/2] >> (4 * (i % 2)) & 15)
-				}
-				out[i] = id<<4 | m
+			if pal != nil {
+				top = max(top, y+1)
 			}
-			o.legacyIDs[y+128] = out
-			bl := make([]bool, 4096)
-			for i, k := range out {
-				bl[i] = legacyBlocking(k)
-			}
-			o.blocking[y+128] = bl
-			o.secYs = append(o.secYs, y)
 		}
 		if b := sec.Biomes; b != nil {
 			bits := 0
@@ -260,6 +229,65 @@ func oracleDecode(tb testing.TB, raw []byte) *oracleChunk {
 	return o
 }
 
+// ensure unpacks section sy on first use: most sections of a chunk lie
+// below every column's top and are never looked at.
+func (o *oracleChunk) ensure(sy int) {
+	if sy < -128 || sy > 127 || o.raw[sy+128] == nil || o.blocking[sy+128] != nil {
+		return
+	}
+	sec := o.raw[sy+128]
+	y := sy
+	pal, data := sec.Palette, sec.BlockStates
+	if sec.States != nil {
+		pal, data = sec.States.Palette, sec.States.Data
+	}
+	if pal != nil {
+		names := make([]string, len(pal))
+		for i, e := range pal {
+			names[i] = oracleStateName(e)
+		}
+		bits := 0
+		if len(pal) > 1 {
+			bits = max(4, bitsFor(len(pal)))
+		}
+		idx := oracleUnpack(data, bits, 4096, o.straddle)
+		o.palettes[y+128], o.indices[y+128] = names, idx
+		ids := make([]world.BlockID, len(names))
+		for i, n := range names {
+			ids[i] = world.Block(n)
+		}
+		o.paletteID[y+128] = ids
+		bl := make([]bool, 4096)
+		pb := make([]bool, len(names))
+		for i, n := range names {
+			pb[i] = oracleBlocking(n)
+		}
+		for i, k := range idx {
+			bl[i] = pb[k]
+		}
+		o.blocking[y+128] = bl
+		return
+	}
+	out := make([]int, 4096)
+	for i := range out {
+		id := int(sec.Blocks[i])
+		if sec.Add != nil {
+			id |= int(sec.Add[i/2]>>(4*(i%2))&15) << 8
+		}
+		m := 0
+		if sec.Data != nil {
+			m = int(sec.Data[i/2] >> (4 * (i % 2)) & 15)
+		}
+		out[i] = id<<4 | m
+	}
+	o.legacyIDs[y+128] = out
+	bl := make([]bool, 4096)
+	for i, k := range out {
+		bl[i] = legacyBlocking(k)
+	}
+	o.blocking[y+128] = bl
+}
+
 func bitsFor(n int) int {
 	b := 0
 	for 1<<b < n {
@@ -271,8 +299,8 @@ func bitsFor(n int) int {
 // oracleUnpack reads n values of width bits. It walks the longs as one
 // bit stream (straddling) or in whole values per long, with a running
 // position rather than the reader's index arithmetic.
-func oracleUnpack(data []int64, bits, n int, straddle bool) []int {
-	out := make([]int, n)
+func oracleUnpack(data []int64, bits, n int, straddle bool) []uint16 {
+	out := make([]uint16, n)
 	if bits == 0 {
 		return out
 	}
@@ -282,14 +310,14 @@ func oracleUnpack(data []int64, bits, n int, straddle bool) []int {
 		have, w := 0, 0
 		for i := range n {
 			if have >= bits {
-				out[i] = int(acc & mask)
+				out[i] = uint16(acc & mask)
 				acc >>= bits
 				have -= bits
 				continue
 			}
 			next := uint64(data[w])
 			w++
-			out[i] = int((acc | next<<have) & mask)
+			out[i] = uint16((acc | next<<have) & mask)
 			used := bits - have
 			acc, have = 0, 64-used
 			if used < 64 {
@@ -303,7 +331,7 @@ func oracleUnpack(data []int64, bits, n int, straddle bool) []int {
 	for _, word := range data {
 		u := uint64(word)
 		for k := 0; k < per && i < n; k++ {
-			out[i] = int(u & mask)
+			out[i] = uint16(u & mask)
 			u >>= bits
 			i++
 		}
@@ -373,6 +401,7 @@ func (o *oracleChunk) block(x, y, z int) string {
 	if y < o.minY || y >= o.maxY {
 		return "minecraft:air"
 	}
+	o.ensure(y >> 4)
 	if ix := o.indices[y>>4+128]; ix != nil {
 		return o.palettes[y>>4+128][ix[(y&15)*256+z*16+x]]
 	}
@@ -388,6 +417,7 @@ func (o *oracleChunk) blockID(x, y, z int) world.BlockID {
 	if y < o.minY || y >= o.maxY {
 		return world.Air
 	}
+	o.ensure(y >> 4)
 	if ix := o.indices[y>>4+128]; ix != nil {
 		return o.paletteID[y>>4+128][ix[(y&15)*256+z*16+x]]
 	}
@@ -402,6 +432,7 @@ func (o *oracleChunk) legacyID(x, y, z int) int {
 	if y < 0 || y > 255 {
 		return 0
 	}
+	o.ensure(y >> 4)
 	if s := o.legacyIDs[y>>4+128]; s != nil {
 		return s[(y&15)*256+z*16+x] >> 4
 	}
@@ -422,7 +453,7 @@ func (o *oracleChunk) motionTop(x, z int) (int, bool) {
 		}
 		o.heights = oracleUnpack(d, bits, 256, o.straddle)
 	}
-	v := o.heights[z*16+x]
+	v := int(o.heights[z*16+x])
 	if v == 0 {
 		return -1 << 15, true
 	}
@@ -447,6 +478,7 @@ func oracleBlocking(state string) bool { return !slices.Contains(oracleNonBlocki
 // scanTop is the oracle's top-down scan for the highest blocking block.
 func (o *oracleChunk) scanTop(x, z int) int {
 	for _, sy := range o.secYs {
+		o.ensure(sy)
 		bl := o.blocking[sy+128]
 		for y := 15; y >= 0; y-- {
 			if wy := sy*16 + y; wy >= o.minY && wy < o.maxY && bl[y<<8|z<<4|x] {

@@ -143,14 +143,17 @@ func (f *RegionFile) Raw(c geom.Chunk, buf []byte) (scheme byte, payload, newBuf
 		return 0, nil, buf, fmt.Errorf("anvil: %v is not in %s", c, RegionName(f.pos))
 	}
 	slot := Slot(c)
-	var loc [4]byte
-	if m, err := f.r.ReadAt(loc[:], int64(4*slot)); m < len(loc) {
+	if cap(buf) < SectorSize {
+		buf = make([]byte, SectorSize)
+	}
+	loc := buf[:4] // not a local array: it would escape through ReadAt
+	if m, err := f.r.ReadAt(loc, int64(4*slot)); m < len(loc) {
 		if err == nil || errors.Is(err, io.EOF) {
 			return 0, nil, buf, world.ErrUngenerated // shorter than a header: empty
 		}
 		return 0, nil, buf, fmt.Errorf("anvil: %s: %w", RegionName(f.pos), err)
 	}
-	v := binary.BigEndian.Uint32(loc[:])
+	v := binary.BigEndian.Uint32(loc)
 	if v == 0 {
 		return 0, nil, buf, world.ErrUngenerated
 	}

@@ -382,3 +382,26 @@ func TestNetherAndEndLandings(t *testing.T) {
 		t.Errorf("void column = %+v", c)
 	}
 }
+
+// TestLoadAllocs pins the screening path through the file: a full chunk
+// costs one allocation, its world.Chunk.
+func TestLoadAllocs(t *testing.T) {
+	if raceBuild {
+		t.Skip("under the race detector sync.Pool drops items at random, so allocations are not counted")
+	}
+	dir := t.TempDir()
+	pos := geom.Chunk{X: 3, Z: 3}
+	writeRegion(t, dir, geom.Region{}, []regionChunk{{pos: pos, nbt: flatChunk(t, pos, 5), scheme: CompressionZlib}})
+	w, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx := context.Background()
+	if _, err := w.Load(ctx, pos); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(50, func() { w.Load(ctx, pos) }); n > 1 {
+		t.Errorf("Load allocates %v times per chunk, want 1 (its world.Chunk)", n)
+	}
+}
