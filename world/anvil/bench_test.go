@@ -25,7 +25,7 @@ type benchRegion struct {
 }
 
 // benchRegions opens every fixture region: the same chunks for every
-// benchmark below (17 files, 3,130 chunks, every layout since 1.8).
+// benchmark below (17 files, 2,910 chunks, every layout since 1.8).
 func benchRegions(b *testing.B) ([]benchRegion, int) {
 	b.Helper()
 	dir := fixtureDir(b)
@@ -61,7 +61,7 @@ func reportChunks(b *testing.B, perOp int) {
 
 // BenchmarkScreenRegion screens every chunk of every fixture region as
 // the engine does: read, decompress, decode the column summaries (or stop
-// at an unfinished status). One op is all 3,130 chunks.
+// at an unfinished status). One op is all 2,910 chunks.
 func BenchmarkScreenRegion(b *testing.B) {
 	regions, total := benchRegions(b)
 	ctx := context.Background()
