@@ -23,7 +23,8 @@ const (
 	DataVersionTopLevel = 2844
 )
 
-// Info describes one stored chunk as its own data does.
+// Info describes one stored chunk as its own data does. It is a plain
+// value.
 type Info struct {
 	Pos geom.Chunk
 	// DataVersion is the chunk's DataVersion, 0 when it has none (before
@@ -37,7 +38,8 @@ type Info struct {
 	Full bool
 }
 
-// DecodeOptions selects what Decode builds.
+// DecodeOptions selects what Decode builds. The zero value builds column
+// summaries only.
 type DecodeOptions struct {
 	// Blocks attaches a world.BlockReader with every block of the chunk.
 	// Default false: column summaries only.

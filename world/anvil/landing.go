@@ -6,7 +6,7 @@ import (
 )
 
 // Landing is a place a player could stand: on the ground block at Y, with
-// feet at Y+1, in block column Block.
+// feet at Y+1, in block column Block. It is a plain value.
 type Landing struct {
 	Block geom.Block
 	Y     int

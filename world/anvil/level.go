@@ -30,7 +30,8 @@ type Level struct {
 	Border Border
 }
 
-// Border is a square world border.
+// Border is a square world border, a plain value; the zero value has no
+// area.
 type Border struct {
 	CenterX, CenterZ float64
 	// Size is the edge length in blocks.

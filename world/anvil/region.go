@@ -42,7 +42,8 @@ func RegionName(r geom.Region) string { return fmt.Sprintf("r.%d.%d.mca", r.X, r
 // ("c.<x>.<z>.mcc").
 func ExternalName(c geom.Chunk) string { return fmt.Sprintf("c.%d.%d.mcc", c.X, c.Z) }
 
-// Header is a region file's header. The zero value is an empty region.
+// Header is a region file's header, a plain value. The zero value is an
+// empty region.
 type Header struct {
 	// Locations hold sector offset << 8 | sector count per slot; 0 means
 	// the chunk was never saved.
@@ -97,7 +98,8 @@ func (h *Header) Chunks(r geom.Region) []geom.Chunk {
 
 // RegionFile reads chunks out of one region file. It is safe for
 // concurrent use when its io.ReaderAt is (an *os.File is); it reads the
-// slot's location on every call, so chunks the game moves are found.
+// slot's location on every call, so chunks the game moves are found. Create
+// one with NewRegionFile; the zero value is not usable.
 type RegionFile struct {
 	pos   geom.Region
 	r     io.ReaderAt
