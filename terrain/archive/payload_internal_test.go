@@ -54,6 +54,27 @@ func extremaOf(t *terrain.Tile) (lo, hi float32) {
 	return lo, hi
 }
 
+// shapes are kinds of terrain, applied to random elevations, that take
+// each path of the check against the stored extrema (see
+// interiorMatches), including zero extrema.
+var shapes = []func(float32) float32{
+	func(e float32) float32 { return e },                                  // both signs, zeros of both signs
+	func(e float32) float32 { return float32(math.Abs(float64(e))) + 1 },  // positive
+	func(e float32) float32 { return -float32(math.Abs(float64(e))) - 1 }, // negative
+	func(e float32) float32 { return float32(math.Abs(float64(e))) },      // positive and zeros
+	func(e float32) float32 { return -float32(math.Abs(float64(e))) },     // negative and zeros
+	func(float32) float32 { return 0 },                                    // flat at sea level
+	func(e float32) float32 { return e * 0 },                              // flat, zeros of both signs
+}
+
+// reshape applies shape to t's elevations and recomputes its extrema.
+func reshape(t *terrain.Tile, shape func(float32) float32) {
+	for i, e := range t.Elevations {
+		t.Elevations[i] = shape(e)
+	}
+	t.Min, t.Max = extremaOf(t)
+}
+
 // decodeChecked must accept exactly what DecodeTile + Validate accept.
 func checkEquivalent(t *testing.T, p []byte, req terrain.Request) (accepted bool) {
 	t.Helper()
@@ -98,26 +119,11 @@ func TestDecodeCheckedMatchesValidate(t *testing.T) {
 			x.Elevations[0] = 1e30
 		},
 	}
-	// Shapes of terrain that take each path of the check against the
-	// stored extrema (see interiorMatches), including zero extrema.
-	shapes := []func(float32) float32{
-		func(e float32) float32 { return e },                                  // both signs, zeros of both signs
-		func(e float32) float32 { return float32(math.Abs(float64(e))) + 1 },  // positive
-		func(e float32) float32 { return -float32(math.Abs(float64(e))) - 1 }, // negative
-		func(e float32) float32 { return float32(math.Abs(float64(e))) },      // positive and zeros
-		func(e float32) float32 { return -float32(math.Abs(float64(e))) },     // negative and zeros
-		func(float32) float32 { return 0 },                                    // flat at sea level
-		func(e float32) float32 { return e * 0 },                              // flat, zeros of both signs
-	}
 	accepted := 0
 	for range 600 {
 		req := reqs[rng.IntN(len(reqs))]
 		tile := randomTile(rng, req)
-		shape := shapes[rng.IntN(len(shapes))]
-		for i, e := range tile.Elevations {
-			tile.Elevations[i] = shape(e)
-		}
-		tile.Min, tile.Max = extremaOf(tile)
+		reshape(tile, shapes[rng.IntN(len(shapes))])
 		mutations[rng.IntN(len(mutations))](tile)
 		if checkEquivalent(t, EncodeTile(tile), req) {
 			accepted++
@@ -154,8 +160,10 @@ func TestDecodeCheckedMisaligned(t *testing.T) {
 func FuzzDecodeChecked(f *testing.F) {
 	req := terrain.Request{Size: 16, Resolution: 4, Border: 1}
 	rng := rand.New(rand.NewPCG(5, 6))
-	for range 4 {
-		f.Add(EncodeTile(randomTile(rng, req)))
+	for _, shape := range shapes {
+		tile := randomTile(rng, req)
+		reshape(tile, shape)
+		f.Add(EncodeTile(tile))
 	}
 	f.Fuzz(func(t *testing.T, p []byte) {
 		checkEquivalent(t, p, req)
