@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rtpengine/rtp/geom"
 )
@@ -108,6 +110,52 @@ func (b BiomeID) String() string { return Biomes.Name(uint32(b)) }
 // IsAir reports whether b is one of the air blocks.
 func (b BlockID) IsAir() bool { return b <= VoidAir }
 
+// IsFluid reports whether block state b is a fluid or holds one: water,
+// lava, bubble columns, underwater plants, or any state with
+// waterlogged=true. The answer is computed once per ID and cached, so it
+// costs a slice index on the hot path.
+func IsFluid(b BlockID) bool {
+	if t := *fluidTable.Load(); int(b) < len(t) && t[b] != 0 {
+		return t[b] == 2
+	}
+	fluidMu.Lock()
+	defer fluidMu.Unlock()
+	t := *fluidTable.Load()
+	if int(b) >= len(t) {
+		grown := make([]uint8, max(int(b)+1, 2*len(t), 64))
+		copy(grown, t)
+		t = grown
+	}
+	if t[b] == 0 {
+		t[b] = 1
+		if fluidName(b.String()) {
+			t[b] = 2
+		}
+	}
+	fluidTable.Store(&t)
+	return t[b] == 2
+}
+
+var (
+	fluidMu    sync.Mutex // serialises growth of fluidTable
+	fluidTable = func() *atomic.Pointer[[]uint8] {
+		var p atomic.Pointer[[]uint8]
+		p.Store(new([]uint8))
+		return &p
+	}()
+)
+
+func fluidName(state string) bool {
+	name, props, _ := strings.Cut(state, "[")
+	switch name {
+	case "minecraft:water", "minecraft:lava", "minecraft:flowing_water", "minecraft:flowing_lava",
+		"minecraft:bubble_column", "minecraft:seagrass", "minecraft:tall_seagrass",
+		"minecraft:kelp", "minecraft:kelp_plant":
+		return true
+	}
+	return strings.Contains(props, "waterlogged=true")
+}
+
 // NoTop is Column.Top for a column with no block at all (a void column).
 const NoTop = -1 << 15
 
@@ -123,6 +171,9 @@ type Column struct {
 	Above  [2]BlockID
 	// Biome is the biome at Top.
 	Biome BiomeID
+	// Fluid reports a fluid on top: Ground is water, lava or a waterlogged
+	// block (IsFluid), so the solid ground, if any, lies below Top.
+	Fluid bool
 }
 
 // ChunkSize is the number of columns along a chunk edge.

@@ -51,3 +51,37 @@ func TestWellKnownBlocks(t *testing.T) {
 		t.Fatal("biome name round trip")
 	}
 }
+
+func TestIsFluid(t *testing.T) {
+	for name, want := range map[string]bool{
+		"minecraft:water[level=0]":                               true,
+		"minecraft:lava[level=0]":                                true,
+		"minecraft:kelp_plant":                                   true,
+		"minecraft:oak_stairs[waterlogged=true]":                 true,
+		"minecraft:oak_stairs[waterlogged=false]":                false,
+		"minecraft:stone":                                        false,
+		"minecraft:grass_block[snowy=false]":                     false,
+		"somemod:acid":                                           false,
+		"minecraft:oak_leaves[persistent=true,waterlogged=true]": true,
+	} {
+		if got := IsFluid(Block(name)); got != want {
+			t.Errorf("IsFluid(%q) = %v, want %v", name, got, want)
+		}
+		if got := IsFluid(Block(name)); got != want { // cached answer
+			t.Errorf("IsFluid(%q) second call = %v, want %v", name, got, want)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 300 {
+				b := Block("test:block_" + string(rune('a'+g)) + string(rune('a'+i%26)) + "[waterlogged=true]")
+				if !IsFluid(b) {
+					t.Errorf("IsFluid(%v) = false", b)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

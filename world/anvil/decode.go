@@ -232,6 +232,7 @@ func (d *decoder) columns(ch *world.Chunk) error {
 			}
 			col.Top = int16(top)
 			col.Ground = ground.id
+			col.Fluid = world.IsFluid(ground.id)
 			for k := range col.Above {
 				a, err := d.blockAt(x, top+1+k, z)
 				if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rtpengine/rtp/geom"
@@ -72,6 +73,7 @@ type fixtureStats struct {
 	lightVsScan, lightVsTop int
 	landings                int
 	landingChunks           map[geom.Chunk]int
+	fluid                   int // full columns with a fluid on top
 }
 
 func TestFixtures(t *testing.T) {
@@ -80,8 +82,11 @@ func TestFixtures(t *testing.T) {
 		t.Run(f.path, func(t *testing.T) {
 			t.Parallel()
 			st := checkFixture(t, filepath.Join(dir, f.path), f)
-			t.Logf("%s: chunks %d, full %d, DataVersion %v, full columns %d, heightmap/scan disagreements %d, legacy HeightMap vs light scan %d, vs top %d, landings %d",
-				f.path, st.chunks, st.full, st.dataVersions, st.columns, st.hmVsScan, st.lightVsScan, st.lightVsTop, st.landings)
+			t.Logf("%s: chunks %d, full %d, DataVersion %v, full columns %d, heightmap/scan disagreements %d, legacy HeightMap vs light scan %d, vs top %d, landings %d, fluid tops %d",
+				f.path, st.chunks, st.full, st.dataVersions, st.columns, st.hmVsScan, st.lightVsScan, st.lightVsTop, st.landings, st.fluid)
+			if strings.Contains(f.path, "1.18.2") && st.fluid == 0 {
+				t.Error("the all-ocean 1.18.2 fixture reports no column with a fluid on top")
+			}
 		})
 	}
 }
@@ -243,6 +248,12 @@ func checkColumns(t *testing.T, ch *world.Chunk, o *oracleChunk, st *fixtureStat
 						st.lightVsTop++
 					}
 				}
+			}
+			if col.Fluid != (top != world.NoTop && world.IsFluid(o.blockID(x, top, z))) {
+				t.Fatalf("%v column %d,%d: Fluid %v on %s", ch.Pos, x, z, col.Fluid, o.block(x, top, z))
+			}
+			if col.Fluid {
+				st.fluid++
 			}
 			if top == world.NoTop {
 				if col.Ground != world.Air || col.Above != [2]world.BlockID{} {
