@@ -1,0 +1,102 @@
+// Package procworld is the procedural world as a chunk source: New wraps a
+// terrain.Source — normally an archive.Archive in front of a
+// procgen.Generator, so tiles are generated once and then read from the
+// archive — in a World that implements world.Source (Load: column
+// summaries and blocks) and world.Screener (Summary: column summaries
+// only).
+//
+// # Tiles
+//
+// A World reads square tiles of Options.TileSize (T) blocks on a fixed,
+// world-aligned grid, at one sample per block (Resolution T, so sample i
+// sits on block centre origin+i+0.5, exactly where procgen.Column samples)
+// with a border of one sample for the slope of edge columns. Since T is a
+// power of two of at least 16, a chunk's 16x16 columns are samples of
+// exactly one tile. A small in-process cache (Options.CacheTiles, least
+// recently used first, bounded by entries) keeps recent tiles so that the
+// chunks of one tile, and Summary followed by Load of one chunk, read the
+// archive once; concurrent misses for one tile share one read.
+//
+// The output does not depend on T: every column is a function of its own
+// sample, its four neighbours' elevations (in the tile or its border) and
+// its chunk's samples, never of where the tile ends. T sets the cost.
+// Measured with BenchmarkSummary (Load adds about 13 µs for the block
+// profiles), per chunk, on 2 shared cores, the fastest of 6 runs in one
+// session:
+//
+//	T     random chunk,     sweep (next      random chunk,    archive
+//	      warm archive      chunk)           archive miss     record
+//	16        23 µs            22 µs            0.8 ms          2.6 KB
+//	32        33 µs            19 µs            1.9 ms          9.7 KB
+//	64        88 µs            23 µs            7.8 ms           38 KB
+//	128      277 µs            18 µs             25 ms          150 KB
+//	256     1073 µs            18 µs            107 ms          594 KB
+//
+// "Random chunk, warm archive": every chunk on a different tile, read from
+// an archive over a memory store; "sweep": chunks in row order, one archive
+// read per T*T/256 chunks; "archive miss": the tile is generated (drainage
+// cells warm). Turning a tile's samples into a chunk alone costs 14 µs
+// (27 µs with blocks): the sweep figure.
+//
+// DefaultTileSize is 64. Screening draws chunks at random over a region,
+// so the random-chunk columns decide. A warm read at 64 costs about six
+// times the chunk's own synthesis (256: 75 times) and a miss generates 16
+// chunks' worth of samples (256: 256 chunks' worth, a tenth of a second for
+// a chunk nobody may ask for twice). Smaller tiles read faster but put one
+// archive record on every 1 to 4 chunks: the default archive limits
+// (65,536 records, 4 GiB) hold about a million chunks at 64 (a 16384-block
+// square, 2.5 GB), 262,144 at 32 and 65,536 at 16, so on a large region the
+// archive of small tiles keeps missing, and a miss costs ten to a hundred
+// times a warm read.
+//
+// # Columns
+//
+// The top of a column is floor(elevation), clamped to [MinY, MaxY-1]; its
+// ground block, the two blocks above and its biome come from the sample's
+// cover:
+//
+//	ocean, river, lake   water; the top is the water surface (floor of
+//	                     it; the bed at least one block lower); biomes
+//	                     ocean (deep_ocean from 30 blocks of water), river,
+//	                     rtp:lake
+//	beach, desert        sand (desert: 0.8% cacti 1 to 3 high, dead bushes)
+//	plains               grass_block with short grass (20%) and flowers (3%)
+//	forest               grass_block under oak trees: leaves top the
+//	                     columns of their canopies, 3 to 6 blocks above the
+//	                     ground (about half the forest floor)
+//	swamp                grass_block with pools of water one block deep
+//	mountains            stone (gravel on cliffs); biome stony_peaks
+//	snow                 snow_block with patches of powder_snow; biome
+//	                     snowy_plains, snowy_slopes from y 128
+//	volcanic             basalt, magma_block next to lava in the chunk;
+//	                     biome rtp:volcanic
+//	lava                 lava; biome rtp:volcanic
+//
+// Ground 3 blocks or more above or below a neighbour's is a cliff: grass,
+// sand, snow and stone there give way to bare stone with gravel scree (the
+// generator already turns slopes steeper than 0.7 into mountains, so this
+// shapes mountain cliffs and carved river banks).
+//
+// Under the default safety rules water, lava, magma, powder snow, cacti and
+// leaves are unsafe and the plants are air-like. Over a 16384-block square
+// of the default world (one chunk every 256 blocks, as TestUnsafeShare
+// samples a smaller square) 56% of columns are unsafe, 22% of land columns
+// (all but ocean, river and lake), and 38% of chunks have no safe column.
+//
+// Decorations (trees, cacti, plants, pools, powder snow) are pure functions
+// of (seed, x, z) built from integer hashing: the seed is the generator's
+// (procgen.Params.Seed) and each decoration lives on its own grid of cells
+// (a tree per 5x5 cell at most, a pool per 8x8...), so a chunk stamps the
+// few cells that can reach it. Chunks are reproducible across runs,
+// platforms, tile sizes and load orders.
+//
+// # Blocks
+//
+// Load's world.BlockReader computes blocks on demand from a profile of at
+// most four layers per column under the summary: dirt under grass, sand
+// and sandstone under sand, water down to a bed of sand, gravel, clay or
+// mud, lava over basalt, a canopy over air or an oak trunk over grass; then
+// stone, deepslate below y 0 and bedrock at MinY. A chunk holds 256 such
+// profiles (10 KiB) rather than 16x16x384 blocks, and linear or jump
+// vertical strategies find the ground under a canopy.
+package procworld

@@ -1,0 +1,5 @@
+//go:build !race
+
+package procworld_test
+
+const raceBuild = false
