@@ -124,21 +124,30 @@ func (w *World) build(t *terrain.Tile, pos geom.Chunk, c *world.Chunk, b *blocks
 	i0, j0 := int(o.X-req.OriginX), int(o.Z-req.OriginZ)
 	side, bd, res := req.Side(), int(req.Border), int(req.Resolution)
 	d := chunkDecor{seed: w.seed, ox: o.X, oz: o.Z}
+	// The floors of the chunk's elevations and of a ring around it (in the
+	// tile or its border), each computed once.
+	const ring = world.ChunkSize + 2
+	var floors [ring][ring]int
+	for z := range ring {
+		row := t.Elevations[(j0+bd+z-1)*side+i0+bd-1:]
+		for x := range ring {
+			floors[z][x] = floorY(row[x])
+		}
+	}
 	for z := range world.ChunkSize {
 		for x := range world.ChunkSize {
 			i, j := i0+x, j0+z
-			e := (j+bd)*side + i + bd
 			k := j*res + i
 			s := site{
 				x:     o.X + int64(x),
 				z:     o.Z + int64(z),
-				elev:  t.Elevations[e],
+				elev:  t.Elevations[(j+bd)*side+i+bd],
 				water: t.Water[k],
 				cover: t.Cover[k],
 			}
-			g := floorY(s.elev)
-			for _, n := range [4]int{e - 1, e + 1, e - side, e + side} {
-				d := floorY(t.Elevations[n]) - g
+			g := floors[z+1][x+1]
+			for _, n := range [4]int{floors[z+1][x], floors[z+1][x+2], floors[z][x+1], floors[z+2][x+1]} {
+				d := n - g
 				s.slope = max(s.slope, d, -d)
 			}
 			if s.cover == terrain.CoverVolcanic {
@@ -148,7 +157,9 @@ func (w *World) build(t *terrain.Tile, pos geom.Chunk, c *world.Chunk, b *blocks
 			if b != nil {
 				p = &b.cols[z*world.ChunkSize+x]
 			}
-			w.column(&s, &d, z*world.ChunkSize+x, c.Column(x, z), p)
+			col := c.Column(x, z)
+			w.column(&s, &d, z*world.ChunkSize+x, col, p)
+			col.Fluid = world.IsFluid(col.Ground)
 		}
 	}
 }

@@ -20,27 +20,27 @@
 // The output does not depend on T: every column is a function of its own
 // sample, its four neighbours' elevations (in the tile or its border) and
 // its chunk's samples, never of where the tile ends. T sets the cost.
-// Measured with BenchmarkSummary (Load adds about 13 µs for the block
+// Measured with BenchmarkSummary (Load adds about 7 µs for the block
 // profiles), per chunk, on 2 shared cores, the fastest of 6 runs in one
 // session:
 //
 //	T     random chunk,     sweep (next      random chunk,    archive
 //	      warm archive      chunk)           archive miss     record
-//	16        23 µs            22 µs            0.8 ms          2.6 KB
-//	32        33 µs            19 µs            1.9 ms          9.7 KB
-//	64        88 µs            23 µs            7.8 ms           38 KB
-//	128      277 µs            18 µs             25 ms          150 KB
-//	256     1073 µs            18 µs            107 ms          594 KB
+//	16        20 µs            19 µs            0.6 ms          2.6 KB
+//	32        29 µs            15 µs            1.9 ms          9.7 KB
+//	64        85 µs            15 µs            7.2 ms           38 KB
+//	128      276 µs            16 µs             27 ms          150 KB
+//	256     1048 µs            18 µs            117 ms          594 KB
 //
 // "Random chunk, warm archive": every chunk on a different tile, read from
 // an archive over a memory store; "sweep": chunks in row order, one archive
 // read per T*T/256 chunks; "archive miss": the tile is generated (drainage
-// cells warm). Turning a tile's samples into a chunk alone costs 14 µs
-// (27 µs with blocks): the sweep figure.
+// cells warm). Turning a tile's samples into a chunk alone costs 12 µs
+// (19 µs with blocks): the sweep figure.
 //
 // DefaultTileSize is 64. Screening draws chunks at random over a region,
-// so the random-chunk columns decide. A warm read at 64 costs about six
-// times the chunk's own synthesis (256: 75 times) and a miss generates 16
+// so the random-chunk columns decide. A warm read at 64 costs about seven
+// times the chunk's own synthesis (256: 85 times) and a miss generates 16
 // chunks' worth of samples (256: 256 chunks' worth, a tenth of a second for
 // a chunk nobody may ask for twice). Smaller tiles read faster but put one
 // archive record on every 1 to 4 chunks: the default archive limits
@@ -72,6 +72,7 @@
 //	                     biome rtp:volcanic
 //	lava                 lava; biome rtp:volcanic
 //
+// Column.Fluid is set on water and lava tops (world.IsFluid of the ground).
 // Ground 3 blocks or more above or below a neighbour's is a cliff: grass,
 // sand, snow and stone there give way to bare stone with gravel scree (the
 // generator already turns slopes steeper than 0.7 into mountains, so this

@@ -104,8 +104,8 @@ func checkColumns(t *testing.T, c *world.Chunk) {
 			if top < procworld.MinY || top >= procworld.MaxY {
 				t.Fatalf("(%d, %d): top %d outside the build height", x, z, top)
 			}
-			if col.Biome == 0 || col.Ground.IsAir() {
-				t.Fatalf("(%d, %d): biome %v, ground %v", x, z, col.Biome, col.Ground)
+			if col.Biome == 0 || col.Ground.IsAir() || col.Fluid != world.IsFluid(col.Ground) {
+				t.Fatalf("(%d, %d): biome %v, ground %v, fluid %v", x, z, col.Biome, col.Ground, col.Fluid)
 			}
 			for y := procworld.MinY; y <= top+2; y++ {
 				b := c.Blocks.Block(x, y, z)

@@ -140,6 +140,9 @@ func TestFaithful(t *testing.T) {
 					return (geom.Block{X: o.X + int64(x), Z: o.Z + int64(z)}).String() + " (" + pc.Cover.String() + ")"
 				}
 				seen[col.Ground]++
+				if fluid := col.Ground == water || col.Ground == lava; col.Fluid != fluid {
+					t.Errorf("%s: Fluid %v on %v", where(), col.Fluid, col.Ground)
+				}
 				rules := coverRules[pc.Cover]
 				if !slices.Contains(rules.biomes, col.Biome) {
 					t.Errorf("%s: biome %v, want one of %v", where(), col.Biome, rules.biomes)
@@ -662,7 +665,7 @@ func TestWaterWithoutSurface(t *testing.T) {
 	c := load(t, newWorld(t, src, procworld.Options{TileSize: 16}), geom.Chunk{X: 1, Z: 1})
 	want := biomes("ocean", "river", "rtp:lake")
 	for i, col := range c.Columns {
-		if col.Top != 62 || col.Ground != water || col.Biome != want[i%3] || col.Above != [2]world.BlockID{} {
+		if col.Top != 62 || col.Ground != water || !col.Fluid || col.Biome != want[i%3] || col.Above != [2]world.BlockID{} {
 			t.Fatalf("column %d: %+v, want water at 62 in %v", i, col, want[i%3])
 		}
 		x, z := i%16, i/16
