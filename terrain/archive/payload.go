@@ -489,8 +489,9 @@ func signedBounds(elev []byte, g grid) (lo, hi int32) {
 
 // maxima returns the greatest little-endian interior sample of elev
 // (g.res > 0) as a signed and as an unsigned integer. The unsigned maximum
-// is taken over the samples widened to int64, because signed comparisons
-// select in one instruction on x86 where unsigned "above" takes two.
+// is taken over the samples widened to int64: on recent x86 cores a
+// conditional move on a signed comparison is one micro-operation, on
+// unsigned "above" two.
 func maxima(elev []byte, g grid) (s int32, u uint32) {
 	s0, u0 := int32(math.MinInt32), int64(0)
 	s1, u1 := s0, u0
