@@ -9,10 +9,11 @@ import (
 	"os"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/yamlnode"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -205,8 +206,8 @@ func (d *decoder) document(data []byte, c *Config) {
 		}
 		root = doc.Content[0]
 	}
-	if n := deref(root); n.Kind != yaml.MappingNode && !isNull(n) {
-		d.fail(n.Line, nil, "want a mapping of sections (server, data_dir, worlds, regions, ...), got %s", kindName(n))
+	if n := yamlnode.Deref(root); n.Kind != yaml.MappingNode && !yamlnode.IsNull(n) {
+		d.fail(n.Line, nil, "want a mapping of sections (server, data_dir, worlds, regions, ...), got %s", yamlnode.KindName(n))
 	} else {
 		d.value(root, reflect.ValueOf(c).Elem(), nil)
 	}
@@ -222,15 +223,7 @@ func (d *decoder) document(data []byte, c *Config) {
 // syntaxError turns a YAML parser error ("yaml: line 3: ...") into a
 // *LineError.
 func (d *decoder) syntaxError(err error) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 0
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if num, text, ok := strings.Cut(rest, ": "); ok {
-			if n, err := strconv.Atoi(num); err == nil && n > 0 {
-				line, msg = n, text
-			}
-		}
-	}
+	line, msg := yamlnode.SyntaxLine(err)
 	d.syntax = true
 	d.errs = append(d.errs, &LineError{File: d.file, Line: line, Msg: "YAML syntax: " + msg})
 }
@@ -255,7 +248,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, key keyPath) {
 	if !d.spend(1, n.Line, key) {
 		return
 	}
-	n = deref(n)
+	n = yamlnode.Deref(n)
 	t := v.Type()
 	switch {
 	case t == durationType:
@@ -267,7 +260,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, key keyPath) {
 	case t.Kind() == reflect.Slice:
 		d.sequence(n, v, key)
 	case t.Kind() == reflect.Pointer:
-		if isNull(n) {
+		if yamlnode.IsNull(n) {
 			return
 		}
 		p := reflect.New(t.Elem())
@@ -313,11 +306,11 @@ func fieldsOf(t reflect.Type) []field {
 }
 
 func (d *decoder) structure(n *yaml.Node, v reflect.Value, key keyPath) {
-	if isNull(n) {
+	if yamlnode.IsNull(n) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		d.fail(n.Line, key, "want a mapping, got %s", kindName(n))
+		d.fail(n.Line, key, "want a mapping, got %s", yamlnode.KindName(n))
 		return
 	}
 	fs := fieldsOf(v.Type())
@@ -336,11 +329,11 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, key keyPath) {
 // mapping decodes a map of named entries: it replaces the default map,
 // and each entry starts from its type's default.
 func (d *decoder) mapping(n *yaml.Node, v reflect.Value, key keyPath) {
-	if isNull(n) {
+	if yamlnode.IsNull(n) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		d.fail(n.Line, key, "want a mapping of names to entries, got %s", kindName(n))
+		d.fail(n.Line, key, "want a mapping of names to entries, got %s", yamlnode.KindName(n))
 		return
 	}
 	t := v.Type()
@@ -358,11 +351,11 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, key keyPath) {
 
 // sequence decodes a list: it replaces the default list.
 func (d *decoder) sequence(n *yaml.Node, v reflect.Value, key keyPath) {
-	if isNull(n) {
+	if yamlnode.IsNull(n) {
 		return
 	}
 	if n.Kind != yaml.SequenceNode {
-		d.fail(n.Line, key, "want a list, got %s", kindName(n))
+		d.fail(n.Line, key, "want a list, got %s", yamlnode.KindName(n))
 		return
 	}
 	t := v.Type()
@@ -407,15 +400,15 @@ func (d *decoder) entries(m *yaml.Node, key keyPath, stack []*yaml.Node, fn func
 	first := make(map[string]int, len(m.Content)/2) // name -> line
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
-		kv := deref(k)
+		kv := yamlnode.Deref(k)
 		if kv.Kind == yaml.ScalarNode && kv.ShortTag() == "!!merge" {
 			d.merge(v, key, stack, func(name string, k, v *yaml.Node) {
 				merged = append(merged, entry{name, k, v})
 			})
 			continue
 		}
-		if kv.Kind != yaml.ScalarNode || isNull(kv) {
-			d.errorf(k.Line, key, "want a name as key, got %s", kindName(kv))
+		if kv.Kind != yaml.ScalarNode || yamlnode.IsNull(kv) {
+			d.errorf(k.Line, key, "want a name as key, got %s", yamlnode.KindName(kv))
 			continue
 		}
 		name := kv.Value
@@ -440,7 +433,7 @@ func (d *decoder) entries(m *yaml.Node, key keyPath, stack []*yaml.Node, fn func
 // merge calls fn for the entries a merge key's value brings in: one
 // mapping or a list of them.
 func (d *decoder) merge(v *yaml.Node, key keyPath, stack []*yaml.Node, fn func(name string, k, v *yaml.Node)) {
-	v = deref(v)
+	v = yamlnode.Deref(v)
 	if len(stack) > maxMerge {
 		d.fail(v.Line, key, "merge keys (<<) nested more than %d deep", maxMerge)
 		return
@@ -451,11 +444,11 @@ func (d *decoder) merge(v *yaml.Node, key keyPath, stack []*yaml.Node, fn func(n
 		maps = []*yaml.Node{v}
 	case yaml.SequenceNode:
 		for _, item := range v.Content {
-			maps = append(maps, deref(item))
+			maps = append(maps, yamlnode.Deref(item))
 		}
 	}
 	if len(maps) == 0 {
-		d.fail(v.Line, key, "a merge key (<<) wants a mapping or a list of mappings, got %s", kindName(v))
+		d.fail(v.Line, key, "a merge key (<<) wants a mapping or a list of mappings, got %s", yamlnode.KindName(v))
 		return
 	}
 	for _, m := range maps {
@@ -463,7 +456,7 @@ func (d *decoder) merge(v *yaml.Node, key keyPath, stack []*yaml.Node, fn func(n
 			return
 		}
 		if m.Kind != yaml.MappingNode {
-			d.fail(m.Line, key, "a merge key (<<) wants a mapping or a list of mappings, got %s in the list", kindName(m))
+			d.fail(m.Line, key, "a merge key (<<) wants a mapping or a list of mappings, got %s in the list", yamlnode.KindName(m))
 			continue
 		}
 		if slices.Contains(stack, m) {
@@ -490,9 +483,9 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, key keyPath) {
 	}
 	switch {
 	case n.Kind != yaml.ScalarNode:
-		d.fail(n.Line, key, "want %s, got %s", want, kindName(n))
+		d.fail(n.Line, key, "want %s, got %s", want, yamlnode.KindName(n))
 		return
-	case isNull(n):
+	case yamlnode.IsNull(n):
 		d.fail(n.Line, key, "missing value: want %s", want)
 		return
 	}
@@ -500,7 +493,7 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, key keyPath) {
 	switch {
 	case t == durationType:
 		if tag != "!!str" && tag != "!!int" {
-			d.fail(n.Line, key, "want %s, got %s", want, kindName(n))
+			d.fail(n.Line, key, "want %s, got %s", want, yamlnode.KindName(n))
 			return
 		}
 		x, err := time.ParseDuration(n.Value)
@@ -511,14 +504,14 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, key keyPath) {
 		v.SetInt(int64(x))
 	case t.Kind() == reflect.String:
 		if tag != "!!str" {
-			d.fail(n.Line, key, "want a string, got %s (quote it: %q)", kindName(n), n.Value)
+			d.fail(n.Line, key, "want a string, got %s (quote it: %q)", yamlnode.KindName(n), n.Value)
 			return
 		}
 		v.SetString(n.Value)
 	case t.Kind() == reflect.Bool:
 		var b bool
 		if tag != "!!bool" || n.Decode(&b) != nil {
-			d.fail(n.Line, key, "want true or false, got %s %q", kindName(n), n.Value)
+			d.fail(n.Line, key, "want true or false, got %s %q", yamlnode.KindName(n), n.Value)
 			return
 		}
 		v.SetBool(b)
@@ -530,7 +523,7 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, key keyPath) {
 			return
 		}
 		if tag != "!!int" {
-			d.fail(n.Line, key, "want an integer, got %s %q", kindName(n), n.Value)
+			d.fail(n.Line, key, "want an integer, got %s %q", yamlnode.KindName(n), n.Value)
 			return
 		}
 		if n.Decode(&x) != nil || v.OverflowInt(x) {
@@ -541,7 +534,7 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, key keyPath) {
 	case v.CanFloat():
 		var x float64
 		if tag != "!!int" && tag != "!!float" || n.Decode(&x) != nil {
-			d.fail(n.Line, key, "want a number, got %s %q", kindName(n), n.Value)
+			d.fail(n.Line, key, "want a number, got %s %q", yamlnode.KindName(n), n.Value)
 			return
 		}
 		v.SetFloat(x)
@@ -605,48 +598,6 @@ func (d *decoder) unused(c *Config) []problem {
 func isDigits(s string) bool {
 	s = strings.TrimLeft(s, "+-")
 	return s != "" && strings.Trim(s, "0123456789_") == ""
-}
-
-// deref follows an alias to the node it names.
-func deref(n *yaml.Node) *yaml.Node {
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		return n.Alias
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool {
-	return n.Kind == 0 || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-}
-
-// kindName names what a node is, for error messages.
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.DocumentNode:
-		return "a document"
-	case yaml.AliasNode:
-		return "an alias"
-	case yaml.ScalarNode:
-		switch tag := n.ShortTag(); tag {
-		case "!!str":
-			return "a string"
-		case "!!int":
-			return "an integer"
-		case "!!float":
-			return "a number"
-		case "!!bool":
-			return "a boolean"
-		case "!!null":
-			return "null"
-		default:
-			return "a scalar tagged " + tag
-		}
-	}
-	return "an unknown node"
 }
 
 func keyList(fs []field) string {

@@ -10,6 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/rtpengine/rtp/internal/yamlnode"
+
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -239,9 +241,9 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // durationNode parses a YAML value node holding a duration.
 func durationNode(n *yaml.Node) (Duration, error) {
-	n = deref(n)
+	n = yamlnode.Deref(n)
 	if n.Kind != yaml.ScalarNode {
-		return 0, fmt.Errorf("want a duration (like 14d, 90m or -1), got %s", kindName(n))
+		return 0, fmt.Errorf("want a duration (like 14d, 90m or -1), got %s", yamlnode.KindName(n))
 	}
 	switch tag := n.ShortTag(); tag {
 	case "!!int", "!!str":
@@ -253,44 +255,6 @@ func durationNode(n *yaml.Node) (Duration, error) {
 	case "!!null":
 		return 0, errors.New("missing value (want a duration like 14d, 90m or -1)")
 	default:
-		return 0, fmt.Errorf("want a duration (like 14d, 90m or -1), got %s %q", kindName(n), n.Value)
+		return 0, fmt.Errorf("want a duration (like 14d, 90m or -1), got %s %q", yamlnode.KindName(n), n.Value)
 	}
-}
-
-// deref follows an alias to the node it names.
-func deref(n *yaml.Node) *yaml.Node {
-	if n.Kind == yaml.AliasNode && n.Alias != nil {
-		return n.Alias
-	}
-	return n
-}
-
-// kindName names what a node is, for error messages.
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a sequence"
-	case yaml.DocumentNode:
-		return "a document"
-	case yaml.AliasNode:
-		return "an alias"
-	case yaml.ScalarNode:
-		switch tag := n.ShortTag(); tag {
-		case "!!str":
-			return "a string"
-		case "!!int":
-			return "an integer"
-		case "!!float":
-			return "a float"
-		case "!!bool":
-			return "a boolean"
-		case "!!null":
-			return "null"
-		default:
-			return "a scalar tagged " + tag
-		}
-	}
-	return "an unknown node"
 }

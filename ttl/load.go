@@ -12,6 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/rtpengine/rtp/internal/yamlnode"
+
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/rtpengine/rtp/memory"
@@ -114,15 +116,7 @@ func load(name string, r io.Reader) (*Policy, error) {
 // syntaxError turns a YAML parser error ("yaml: line 3: ...") into a
 // *LineError.
 func syntaxError(name string, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 0
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if num, text, ok := strings.Cut(rest, ": "); ok {
-			if n, err := strconv.Atoi(num); err == nil && n > 0 {
-				line, msg = n, text
-			}
-		}
-	}
+	line, msg := yamlnode.SyntaxLine(err)
 	return &LineError{File: name, Line: line, Msg: "YAML syntax: " + msg}
 }
 
@@ -145,12 +139,12 @@ func (l *loader) document(doc *yaml.Node) {
 		}
 		root = doc.Content[0]
 	}
-	root = deref(root)
-	if isNull(root) {
+	root = yamlnode.Deref(root)
+	if yamlnode.IsNull(root) {
 		return
 	}
 	if root.Kind != yaml.MappingNode {
-		l.errorf(root.Line, "", "want a mapping with the keys causes and verifiers, got %s", kindName(root))
+		l.errorf(root.Line, "", "want a mapping with the keys causes and verifiers, got %s", yamlnode.KindName(root))
 		return
 	}
 	l.each(root, "", func(name string, k, v *yaml.Node) {
@@ -171,9 +165,9 @@ func (l *loader) each(m *yaml.Node, section string, fn func(name string, k, v *y
 	first := make(map[string]int, len(m.Content)/2) // name -> line
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
-		kv := deref(k)
-		if kv.Kind != yaml.ScalarNode || isNull(kv) {
-			l.errorf(k.Line, section, "want a name as key, got %s", kindName(kv))
+		kv := yamlnode.Deref(k)
+		if kv.Kind != yaml.ScalarNode || yamlnode.IsNull(kv) {
+			l.errorf(k.Line, section, "want a name as key, got %s", yamlnode.KindName(kv))
 			continue
 		}
 		name := kv.Value
@@ -189,12 +183,12 @@ func (l *loader) each(m *yaml.Node, section string, fn func(name string, k, v *y
 // section returns the mapping under a top-level key; ok is false when it
 // is empty or not a mapping (which is reported).
 func (l *loader) section(v *yaml.Node, key, what string) (*yaml.Node, bool) {
-	v = deref(v)
+	v = yamlnode.Deref(v)
 	switch {
-	case isNull(v):
+	case yamlnode.IsNull(v):
 		return nil, false
 	case v.Kind != yaml.MappingNode:
-		l.errorf(v.Line, key, "want a mapping of %s, got %s", what, kindName(v))
+		l.errorf(v.Line, key, "want a mapping of %s, got %s", what, yamlnode.KindName(v))
 		return nil, false
 	}
 	return v, true
@@ -287,10 +281,6 @@ func keyPath(section, name string) string {
 		return name
 	}
 	return section + "." + name
-}
-
-func isNull(n *yaml.Node) bool {
-	return n.Kind == 0 || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }
 
 func causeList() string {
