@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/sqlitedb"
 
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver; see the package documentation
 
@@ -125,10 +124,6 @@ type DB struct {
 	dropping bool // a drop was logged and the queue has not drained since
 }
 
-// uriPath escapes the characters that would end or alter the path part of
-// an SQLite URI filename.
-var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-
 // Open opens (creating it and its directory if needed) the locations
 // database at path.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
@@ -163,33 +158,11 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 }
 
 func (d *DB) open(ctx context.Context) error {
-	if dir := filepath.Dir(d.path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	if fi, err := os.Stat(d.path); err == nil && fi.IsDir() {
-		return errors.New("is a directory")
-	}
-	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=%d",
-		uriPath.Replace(d.path), max(d.opts.BusyTimeout.Milliseconds(), 1))
-	db, err := sql.Open("sqlite3", dsn)
+	db, err := sqlitedb.Open(ctx, d.path, d.opts.BusyTimeout)
 	if err != nil {
 		return err
 	}
 	d.db = db
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
-
-	var mode string
-	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
-		return err
-	}
-	if !strings.EqualFold(mode, "wal") {
-		return fmt.Errorf("journal_mode is %q, want wal", mode)
-	}
 	if err := d.initSchema(ctx); err != nil {
 		return err
 	}

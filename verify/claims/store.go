@@ -5,11 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/sqlitedb"
 
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver of the project
 
@@ -72,10 +71,6 @@ type Store struct {
 	ix *index
 }
 
-// uriPath escapes the characters that would end or alter the path part of
-// an SQLite URI filename.
-var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-
 // Open opens the claims database at path, creating it and its directory if
 // needed, and loads every claim into the index. It fails if the file is not
 // a claims database or holds a row that is not a valid claim.
@@ -97,31 +92,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 }
 
 func (s *Store) open(ctx context.Context) error {
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(s.path); err == nil && fi.IsDir() {
-		return errors.New("is a directory")
-	}
-	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=%d",
-		uriPath.Replace(s.path), max(s.opts.BusyTimeout.Milliseconds(), 1))
-	db, err := sql.Open("sqlite3", dsn)
+	db, err := sqlitedb.Open(ctx, s.path, s.opts.BusyTimeout)
 	if err != nil {
 		return err
 	}
 	s.db = db
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
-
-	var mode string
-	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
-		return err
-	}
-	if !strings.EqualFold(mode, "wal") {
-		return fmt.Errorf("journal_mode is %q, want wal", mode)
-	}
 	if err := s.initSchema(ctx); err != nil {
 		return err
 	}
