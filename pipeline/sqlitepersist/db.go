@@ -12,7 +12,6 @@ import (
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 
-	_ "github.com/mattn/go-sqlite3" // the SQLite driver; see the package documentation
 
 	"github.com/rtpengine/rtp/pipeline"
 )

@@ -10,7 +10,6 @@ import (
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 
-	_ "github.com/mattn/go-sqlite3" // the SQLite driver of the project
 
 	"github.com/rtpengine/rtp/verify"
 )
