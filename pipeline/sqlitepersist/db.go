@@ -12,7 +12,6 @@ import (
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 
-
 	"github.com/rtpengine/rtp/pipeline"
 )
 

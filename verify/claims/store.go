@@ -10,7 +10,6 @@ import (
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 
-
 	"github.com/rtpengine/rtp/verify"
 )
 
