@@ -38,11 +38,10 @@ func byStartSeq(a, b item) int {
 	return cmp.Compare(a.seq, b.seq)
 }
 
-// rebuildScratch is kept for its type's sake; buffers are not retained
-// between rebuilds so an idle table holds only its runs.
-type rebuildScratch struct{}
-
-func (rebuildScratch) rebuild(now, resolution int64, active, prob *runSet, restore []int64, pending []pendingCell) (act, pro []Run) {
+// rebuild applies the rules above at time now and returns the new active
+// and probation runs. Its buffers are not kept between rebuilds, so an idle
+// table holds only its runs.
+func rebuild(now, resolution int64, active, prob *runSet, restore []int64, pending []pendingCell) (act, pro []Run) {
 	// Three inputs, each sorted by (start, seq): active runs, probation
 	// runs, pending rejections (sorted here; they are few). Arrival order
 	// (seq) is active, then probation, then pending in the order they came.

@@ -161,7 +161,6 @@ type Table struct {
 	nRestore   int // restorations since the last rebuild
 	rejections map[causeSource]int64
 	stats      counters
-	scratch    rebuildScratch
 }
 
 type counters struct {
@@ -346,7 +345,7 @@ func (t *Table) Rebuild() {
 }
 
 func (t *Table) rebuildLocked(now time.Time) {
-	active, prob := t.scratch.rebuild(now.Unix(), t.opts.SpatialResolution,
+	active, prob := rebuild(now.Unix(), t.opts.SpatialResolution,
 		t.snap.Load().active, t.prob, t.restore, t.pending)
 	t.install(active, prob)
 	t.pending = t.pending[:0]
