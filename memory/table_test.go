@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -294,29 +295,47 @@ func TestConcurrentSelection(t *testing.T) {
 	wg.Wait()
 }
 
-func TestRunLoopRebuildsOnThreshold(t *testing.T) {
-	clk := newFakeClock()
-	tb, err := New(Options{Len: 1000, Clock: clk.Now, PendingThreshold: 8, RebuildInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- tb.Run(ctx) }()
-	for i := range int64(8) {
-		mustAdd(t, tb, i*10, CauseSafety, "")
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for tb.Selectable() != 992 {
-		if time.Now().After(deadline) {
-			t.Fatalf("Selectable() = %d five seconds after reaching the threshold, want 992", tb.Selectable())
+func TestRunLoopRebuildsOnThresholdAndPeriodically(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := newFakeClock()
+		tb, err := New(Options{Len: 1000, Clock: clk.Now, TTL: modelTTL, PendingThreshold: 8, RebuildInterval: time.Minute})
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run() = %v, want context.Canceled", err)
-	}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- tb.Run(ctx) }()
+		for i := range int64(7) {
+			mustAdd(t, tb, i*10, CauseSafety, "")
+		}
+		synctest.Wait()
+		if got := tb.Selectable(); got != 1000 {
+			t.Fatalf("Selectable() = %d below the threshold, want 1000 (no rebuild yet)", got)
+		}
+		mustAdd(t, tb, 70, CauseSafety, "") // the eighth: reaches the threshold
+		synctest.Wait()
+		if got := tb.Selectable(); got != 992 {
+			t.Fatalf("Selectable() = %d at the threshold, want 992", got)
+		}
+		// A dynamic run expires; the periodic rebuild moves it to probation
+		// without any new rejection.
+		mustAdd(t, tb, 500, CauseSafetyExternal, "a") // TTL 100 s, below the threshold
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if !tb.IsBad(500) {
+			t.Fatal("IsBad(500) = false after the periodic rebuild, want true")
+		}
+		clk.Advance(101 * time.Second)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if tb.IsBad(500) || len(probationRuns(tb)) != 1 {
+			t.Fatalf("after expiry and a periodic rebuild: IsBad(500) = %v, probation %v; want false and one run", tb.IsBad(500), probationRuns(tb))
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run() = %v, want context.Canceled", err)
+		}
+	})
 }
 
 func TestStats(t *testing.T) {
