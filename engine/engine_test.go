@@ -1,0 +1,291 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rtpengine/rtp/config"
+	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/safety"
+	"github.com/rtpengine/rtp/terrain/procgen"
+	"github.com/rtpengine/rtp/verify/claims"
+	"github.com/rtpengine/rtp/world/procworld"
+)
+
+// testConfig is the default configuration with its data in a temporary
+// folder.
+func testConfig(t *testing.T) *config.Config {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	return cfg
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func newEngine(t *testing.T, cfg *config.Config) *engine.Engine {
+	t.Helper()
+	e, err := engine.New(t.Context(), cfg, engine.Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatalf("engine.New: %v", err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	return e
+}
+
+// run starts e.Run and returns a function that stops it and returns its
+// error.
+func run(t *testing.T, e *engine.Engine) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	var err error
+	stopped := false
+	stop = func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+			err = <-done
+		}
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+func teleport(t *testing.T, e *engine.Engine, req engine.Request) engine.Location {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	loc, err := e.Teleport(ctx, config.DefaultRegionName, req)
+	if err != nil {
+		t.Fatalf("Teleport: %v", err)
+	}
+	return loc
+}
+
+// independentCheck loads the location's chunk from a procedural world of
+// its own (no archive, no engine) and checks the column with the default
+// rules.
+func independentCheck(t *testing.T, cfg *config.Config, loc engine.Location) {
+	t.Helper()
+	gen, err := procgen.New(cfg.Worlds[loc.World].Procedural.Params())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := procworld.New(gen, procworld.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := geom.Block{X: loc.X, Z: loc.Z}
+	ch, err := pw.Load(t.Context(), b.Chunk())
+	if err != nil {
+		t.Fatalf("Load(%v): %v", b.Chunk(), err)
+	}
+	checker, err := safety.New(cfg.Regions[loc.Region].Safety)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, z := b.Local()
+	res, ok := checker.CheckColumn(ch, x, z)
+	if !ok || int64(res.Y) != loc.Y {
+		t.Errorf("CheckColumn at %v = %+v, %v; want accepted at y %d", b, res, ok, loc.Y)
+	}
+	shape, err := cfg.Regions[loc.Region].BuildShape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !shape.Contains(b.Chunk()) {
+		t.Errorf("location %v outside the region's shape", b)
+	}
+}
+
+func TestTeleportSafeAndShutdownClosesReservations(t *testing.T) {
+	cfg := testConfig(t)
+	e := newEngine(t, cfg)
+	stop := run(t, e)
+
+	const n = 5
+	seen := map[uint64]bool{}
+	for range n {
+		loc := teleport(t, e, engine.Request{Player: "alice"})
+		if seen[loc.ID] {
+			t.Fatalf("ID %d handed out twice", loc.ID)
+		}
+		seen[loc.ID] = true
+		if loc.World != config.DefaultWorldName || loc.Region != config.DefaultRegionName {
+			t.Errorf("location %+v: want world %q region %q", loc, config.DefaultWorldName, config.DefaultRegionName)
+		}
+		independentCheck(t, cfg, loc)
+		if err := e.Complete(loc.ID); err != nil {
+			t.Errorf("Complete(%d) = %v", loc.ID, err)
+		}
+		var ee *engine.Error
+		if err := e.Complete(loc.ID); !errors.As(err, &ee) || ee.Reason != engine.ReasonUnknownID {
+			t.Errorf("second Complete(%d) = %v, want reason %s", loc.ID, err, engine.ReasonUnknownID)
+		}
+	}
+	// One location left uncompleted: shutdown must close it too.
+	held := teleport(t, e, engine.Request{Player: "bob", Sink: "general"})
+	st, err := e.Stats(config.DefaultRegionName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Resident.Open == 0 {
+		t.Fatalf("before shutdown: resident Open = 0, want the held reservation (and the hot sink's) open")
+	}
+
+	if err := stop(); err != nil {
+		t.Fatalf("Run returned %v", err)
+	}
+	st, err = e.Stats(config.DefaultRegionName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Resident.Open != 0 || st.Resident.Opened == 0 || st.Resident.Opened != st.Resident.Closed {
+		t.Errorf("after shutdown: resident stats %+v, want Open 0 and Opened == Closed > 0", st.Resident)
+	}
+	if r := st.Pipeline.Reservations; r.DoubleReleases != 0 || r.ForeignClosed != 0 {
+		t.Errorf("pipeline reservation stats %+v, want no double or foreign release", r)
+	}
+	var ee *engine.Error
+	if _, err := e.Teleport(t.Context(), config.DefaultRegionName, engine.Request{}); !errors.As(err, &ee) || ee.Reason != engine.ReasonShutdown {
+		t.Errorf("Teleport after shutdown = %v, want reason %s", err, engine.ReasonShutdown)
+	}
+	if err := e.Complete(held.ID); err == nil {
+		t.Errorf("Complete(%d) after shutdown = nil, want unknown-id (shutdown closed it)", held.ID)
+	}
+}
+
+func TestRestartRestoresColdAndMemory(t *testing.T) {
+	cfg := testConfig(t)
+	e1 := newEngine(t, cfg)
+	stop := run(t, e1)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := e1.Stats(config.DefaultRegionName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Pipeline.Cold.Fill >= 4 && st.Memory.Rejections != nil && len(st.Memory.Rejections) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no cold locations and rejections after 30s: %+v", st.Pipeline)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	before, _ := e1.Stats(config.DefaultRegionName)
+	memPath := e1.Region(config.DefaultRegionName).MemoryPath()
+	if _, err := os.Stat(memPath); err != nil {
+		t.Fatalf("memory file after shutdown: %v", err)
+	}
+	if before.Memory.BadCount == 0 {
+		t.Fatalf("memory has no bad cells after the run: %+v", before.Memory)
+	}
+
+	e2 := newEngine(t, cfg)
+	after, err := e2.Stats(config.DefaultRegionName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Restored == 0 || after.Pipeline.Cold.Fill != after.Restored {
+		t.Errorf("restart: restored %d, cold %d; want > 0 and equal", after.Restored, after.Pipeline.Cold.Fill)
+	}
+	if after.Memory.BadCount != before.Memory.BadCount {
+		t.Errorf("restart: memory BadCount = %d, want %d (saved)", after.Memory.BadCount, before.Memory.BadCount)
+	}
+	// The restored locations serve teleports.
+	run(t, e2)
+	loc := teleport(t, e2, engine.Request{Player: "carol"})
+	independentCheck(t, cfg, loc)
+	if err := e2.Complete(loc.ID); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestClaimIsAvoided(t *testing.T) {
+	cfg := testConfig(t)
+	e := newEngine(t, cfg)
+	// Claim the eastern half of the region (x >= 0).
+	if _, err := e.Claims().Add(t.Context(), claims.Claim{
+		World: config.DefaultWorldName, Owner: "town",
+		MinX: 0, MinZ: -5000, MaxX: 5000, MaxZ: 5000,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, e)
+	for range 6 {
+		loc := teleport(t, e, engine.Request{Player: "dave"})
+		if loc.X >= 0 {
+			t.Errorf("location %+v lies in the claim x >= 0", loc)
+		}
+		independentCheck(t, cfg, loc)
+		_ = e.Complete(loc.ID)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, _ := e.Stats(config.DefaultRegionName)
+		if st.Memory.Rejections["safetyExternal[claims]"] > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no rejection attributed to claims: %v", st.Memory.Rejections)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestCorruptMemoryMovedAside(t *testing.T) {
+	cfg := testConfig(t)
+	dir := filepath.Join(cfg.DataDir, engine.MemoryDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, config.DefaultRegionName+".bin")
+	if err := os.WriteFile(path, []byte("not a memory file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newEngine(t, cfg)
+	aside, _ := filepath.Glob(path + ".corrupt-*")
+	if len(aside) != 1 {
+		t.Errorf("files moved aside: %v, want one", aside)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	cfg := testConfig(t)
+	e := newEngine(t, cfg)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	for _, tc := range []struct {
+		name, region, sink, reason string
+	}{
+		{"unknown region", "nowhere", "", engine.ReasonUnknownRegion},
+		{"unknown sink", config.DefaultRegionName, "nosuch", engine.ReasonUnknownSink},
+		{"not running", config.DefaultRegionName, "", engine.ReasonNoLocation},
+	} {
+		_, err := e.Teleport(ctx, tc.region, engine.Request{Player: "p", Sink: tc.sink})
+		var ee *engine.Error
+		if !errors.As(err, &ee) || ee.Reason != tc.reason {
+			t.Errorf("%s: Teleport = %v, want reason %s", tc.name, err, tc.reason)
+		}
+	}
+
+	mc := testConfig(t)
+	mc.Worlds[config.DefaultWorldName] = config.World{Kind: config.KindMinecraft, Path: t.TempDir(), Dimension: config.Overworld}
+	if _, err := engine.New(t.Context(), mc, engine.Options{Logger: quietLogger()}); !errors.Is(err, engine.ErrUnsupported) {
+		t.Errorf("New(minecraft world) = %v, want ErrUnsupported", err)
+	}
+}
