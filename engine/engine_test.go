@@ -108,9 +108,20 @@ func independentCheck(t *testing.T, cfg *config.Config, loc engine.Location) {
 	}
 }
 
-func TestTeleportSafeAndShutdownClosesReservations(t *testing.T) {
+// TestTeleportSafeClaimsShutdown runs the default region with a claim on
+// its eastern half: every location must pass an independent safety check
+// and avoid the claim, the claim's cells must be remembered under the
+// source "claims", and shutdown must close every reservation. (One test,
+// since filling a region under the race detector takes seconds.)
+func TestTeleportSafeClaimsShutdown(t *testing.T) {
 	cfg := testConfig(t)
 	e := newEngine(t, cfg)
+	if _, err := e.Claims().Add(t.Context(), claims.Claim{
+		World: config.DefaultWorldName, Owner: "town",
+		MinX: 0, MinZ: -5000, MaxX: 5000, MaxZ: 5000,
+	}); err != nil {
+		t.Fatal(err)
+	}
 	stop := run(t, e)
 
 	const n = 5
@@ -125,6 +136,9 @@ func TestTeleportSafeAndShutdownClosesReservations(t *testing.T) {
 			t.Errorf("location %+v: want world %q region %q", loc, config.DefaultWorldName, config.DefaultRegionName)
 		}
 		independentCheck(t, cfg, loc)
+		if loc.X >= 0 {
+			t.Errorf("location %+v lies in the claim x >= 0", loc)
+		}
 		if err := e.Complete(loc.ID); err != nil {
 			t.Errorf("Complete(%d) = %v", loc.ID, err)
 		}
@@ -132,6 +146,17 @@ func TestTeleportSafeAndShutdownClosesReservations(t *testing.T) {
 		if err := e.Complete(loc.ID); !errors.As(err, &ee) || ee.Reason != engine.ReasonUnknownID {
 			t.Errorf("second Complete(%d) = %v, want reason %s", loc.ID, err, engine.ReasonUnknownID)
 		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, _ := e.Stats(config.DefaultRegionName)
+		if st.Memory.Rejections["safetyExternal[claims]"] > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no rejection attributed to claims: %v", st.Memory.Rejections)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	// One location left uncompleted: shutdown must close it too.
 	held := teleport(t, e, engine.Request{Player: "bob", Sink: "general"})
@@ -212,38 +237,6 @@ func TestRestartRestoresColdAndMemory(t *testing.T) {
 	independentCheck(t, cfg, loc)
 	if err := e2.Complete(loc.ID); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestClaimIsAvoided(t *testing.T) {
-	cfg := testConfig(t)
-	e := newEngine(t, cfg)
-	// Claim the eastern half of the region (x >= 0).
-	if _, err := e.Claims().Add(t.Context(), claims.Claim{
-		World: config.DefaultWorldName, Owner: "town",
-		MinX: 0, MinZ: -5000, MaxX: 5000, MaxZ: 5000,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	run(t, e)
-	for range 6 {
-		loc := teleport(t, e, engine.Request{Player: "dave"})
-		if loc.X >= 0 {
-			t.Errorf("location %+v lies in the claim x >= 0", loc)
-		}
-		independentCheck(t, cfg, loc)
-		_ = e.Complete(loc.ID)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, _ := e.Stats(config.DefaultRegionName)
-		if st.Memory.Rejections["safetyExternal[claims]"] > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no rejection attributed to claims: %v", st.Memory.Rejections)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
