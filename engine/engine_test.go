@@ -1,12 +1,15 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/verify/claims"
 	"github.com/rtpengine/rtp/world/procworld"
+	"go.uber.org/goleak"
 )
 
 // testConfig is the default configuration with its data in a temporary
@@ -282,3 +286,43 @@ func TestErrors(t *testing.T) {
 		t.Errorf("New(minecraft world) = %v, want ErrUnsupported", err)
 	}
 }
+
+func TestArchiveFailureDisablesIt(t *testing.T) {
+	cfg := testConfig(t)
+	// A directory where the archive database should be: opening fails.
+	cfg.Archive.Path = "archive-dir"
+	if err := os.MkdirAll(cfg.ArchivePath(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf lockedBuffer
+	e, err := engine.New(t.Context(), cfg, engine.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	if err != nil {
+		t.Fatalf("New with an unopenable archive = %v, want it to run without one", err)
+	}
+	if err := e.Close(context.Background()); err != nil {
+		t.Errorf("Close = %v", err)
+	}
+	if n := strings.Count(buf.String(), "archive: no store available"); n != 1 {
+		t.Errorf("log has %d lines about the missing archive store, want 1:\n%s", n, buf.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the logger's concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
