@@ -235,9 +235,10 @@ func (e *Engine) openWorld(ctx context.Context, name string, wc config.World) (*
 // regionKey is the configuration a region's persisted locations were
 // verified under: a change of any of it drops them on the next start.
 type regionKey struct {
-	World  config.World
-	Shape  config.Shape
-	Safety safety.Rules
+	World     config.World
+	Shape     config.Shape
+	Safety    safety.Rules
+	Verifiers []string
 }
 
 // openRegion builds a region: memory table, checker, verifiers, pipeline,
@@ -290,7 +291,7 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 			return nil, fmt.Errorf("engine: region %q: %w", name, err)
 		}
 	}
-	keyBytes, err := json.Marshal(regionKey{World: e.cfg.Worlds[rc.World], Shape: rc.Shape, Safety: rc.Safety})
+	keyBytes, err := json.Marshal(regionKey{World: e.cfg.Worlds[rc.World], Shape: rc.Shape, Safety: rc.Safety, Verifiers: r.verifier.Sources()})
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: key: %w", name, err)
 	}
@@ -308,11 +309,17 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	popts.Persister = persister
 	popts.Clock = e.opts.Clock
 	popts.Logger = e.log
+	if rc.Sinks.Network.Enabled {
+		if popts.Network.Secret, err = rc.Sinks.Network.Secret(); err != nil {
+			return nil, fmt.Errorf("engine: region %q: %w", name, err)
+		}
+	}
 	if r.pipe, err = pipeline.New(popts); err != nil {
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
 	}
 	n, err := r.pipe.Restore(ctx)
 	if err != nil {
+		_ = r.pipe.Close(ctx)
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
 	}
 	r.restored = n
