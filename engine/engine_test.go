@@ -196,7 +196,12 @@ func TestTeleportSafeClaimsShutdown(t *testing.T) {
 
 func TestRestartRestoresColdAndMemory(t *testing.T) {
 	cfg := testConfig(t)
-	e1 := newEngine(t, cfg)
+	e1, err := engine.New(t.Context(), cfg, engine.Options{Logger: quietLogger(), SaveInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e1.Close(context.Background()) })
+	memPath := e1.Region(config.DefaultRegionName).MemoryPath()
 	stop := run(t, e1)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -204,11 +209,12 @@ func TestRestartRestoresColdAndMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Pipeline.Cold.Fill >= 4 && st.Memory.Rejections != nil && len(st.Memory.Rejections) > 0 {
+		_, statErr := os.Stat(memPath) // the periodic save wrote it
+		if st.Pipeline.Cold.Fill >= 4 && len(st.Memory.Rejections) > 0 && statErr == nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no cold locations and rejections after 30s: %+v", st.Pipeline)
+			t.Fatalf("no cold locations, rejections and saved memory file after 30s: %+v", st.Pipeline)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -216,7 +222,6 @@ func TestRestartRestoresColdAndMemory(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	before, _ := e1.Stats(config.DefaultRegionName)
-	memPath := e1.Region(config.DefaultRegionName).MemoryPath()
 	if _, err := os.Stat(memPath); err != nil {
 		t.Fatalf("memory file after shutdown: %v", err)
 	}
@@ -278,6 +283,13 @@ func TestErrors(t *testing.T) {
 		if !errors.As(err, &ee) || ee.Reason != tc.reason {
 			t.Errorf("%s: Teleport = %v, want reason %s", tc.name, err, tc.reason)
 		}
+	}
+
+	if err := e.Close(t.Context()); err != nil {
+		t.Errorf("Close of an engine never run = %v", err)
+	}
+	if err := e.Run(t.Context()); err == nil {
+		t.Error("Run after Close = nil, want an error")
 	}
 
 	mc := testConfig(t)

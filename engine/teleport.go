@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+
+	"github.com/rtpengine/rtp/pipeline"
 )
 
 // Reasons a teleport fails, in Error.Reason.
@@ -81,7 +83,7 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 	if s == nil {
 		return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonUnknownSink}
 	}
-	for {
+	for first := true; ; first = false {
 		select {
 		case <-e.stopping:
 			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonShutdown}
@@ -90,7 +92,9 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 		// Wait on the pulse signal taken before the poll, so a pulse that
 		// ends between the miss and the wait is not lost.
 		next := r.waitPulse()
-		if h, ok := s.Take(); ok {
+		// A retry takes only from a sink that holds something, so that a
+		// waiting request counts once in the sink's demand and misses.
+		if h, ok := e.take(s, first); ok {
 			id := e.nextID.Add(1)
 			e.outMu.Lock()
 			select {
@@ -112,6 +116,15 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonShutdown}
 		}
 	}
+}
+
+// take takes from s: always on a request's first try, and on a retry only
+// when s is not empty.
+func (e *Engine) take(s *pipeline.Sink, first bool) (*pipeline.Hot, bool) {
+	if !first && s.Len() == 0 {
+		return nil, false
+	}
+	return s.Take()
 }
 
 // Complete closes the reservation of a location handed out by Teleport.
