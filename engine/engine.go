@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rtpengine/rtp/world/anvil"
 
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/geom"
@@ -113,8 +116,9 @@ type Engine struct {
 // worldState is one world's chunk source and resident store.
 type worldState struct {
 	name     string
-	archive  *archive.Archive
-	source   *procworld.World
+	archive  *archive.Archive // procedural worlds only
+	source   world.Source
+	closer   io.Closer // the region-file reader of a Minecraft world
 	resident *world.Resident
 }
 
@@ -188,12 +192,32 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 	return e, nil
 }
 
-// openWorld builds a procedural world: procgen -> archive -> procworld ->
-// resident store. The first procedural world gets the archive store.
+// openWorld builds a world's chunk source and resident store: a
+// Minecraft save folder read through world/anvil (read-only), or the
+// procedural world (procgen -> archive -> procworld).
 func (e *Engine) openWorld(ctx context.Context, name string, wc config.World) (*worldState, error) {
-	if wc.Kind != config.KindProcedural {
-		return nil, fmt.Errorf("%w: world %q of kind %s", ErrUnsupported, name, wc.Kind)
+	switch wc.Kind {
+	case config.KindProcedural:
+		return e.openProcedural(ctx, name, wc)
+	case config.KindMinecraft:
+		opts, err := wc.AnvilOptions()
+		if err != nil {
+			return nil, fmt.Errorf("engine: world %q: %w", name, err)
+		}
+		src, err := anvil.Open(wc.Path, opts)
+		if err != nil {
+			return nil, fmt.Errorf("engine: world %q: %w", name, err)
+		}
+		w := &worldState{name: name, source: src, closer: src}
+		w.resident = world.NewResident(src, world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name)})
+		return w, nil
 	}
+	return nil, fmt.Errorf("%w: world %q of kind %s", ErrUnsupported, name, wc.Kind)
+}
+
+// openProcedural builds a procedural world: procgen -> archive -> procworld
+// -> resident store. The first procedural world gets the archive store.
+func (e *Engine) openProcedural(ctx context.Context, name string, wc config.World) (*worldState, error) {
 	gen, err := procgen.New(wc.Procedural.Params())
 	if err != nil {
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
@@ -432,15 +456,22 @@ func (e *Engine) shutdown(ctx context.Context) error {
 		}
 		e.outMu.Unlock()
 		for _, w := range e.worlds {
-			if err := w.archive.Flush(ctx); err != nil {
-				errs = append(errs, fmt.Errorf("engine: world %q: archive flush: %w", w.name, err))
-			}
-			if err := w.archive.Close(ctx); err != nil {
-				errs = append(errs, fmt.Errorf("engine: world %q: %w", w.name, err))
+			if w.archive != nil {
+				if err := w.archive.Flush(ctx); err != nil {
+					errs = append(errs, fmt.Errorf("engine: world %q: archive flush: %w", w.name, err))
+				}
+				if err := w.archive.Close(ctx); err != nil {
+					errs = append(errs, fmt.Errorf("engine: world %q: %w", w.name, err))
+				}
 			}
 			if w.resident != nil {
 				if err := w.resident.Shutdown(ctx); err != nil {
 					errs = append(errs, fmt.Errorf("engine: world %q: resident store: %w", w.name, err))
+				}
+			}
+			if w.closer != nil {
+				if err := w.closer.Close(); err != nil {
+					errs = append(errs, fmt.Errorf("engine: world %q: %w", w.name, err))
 				}
 			}
 		}

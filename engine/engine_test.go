@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtpengine/rtp/world/anvil"
+
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
@@ -292,10 +294,70 @@ func TestErrors(t *testing.T) {
 		t.Error("Run after Close = nil, want an error")
 	}
 
-	mc := testConfig(t)
-	mc.Worlds[config.DefaultWorldName] = config.World{Kind: config.KindMinecraft, Path: t.TempDir(), Dimension: config.Overworld}
-	if _, err := engine.New(t.Context(), mc, engine.Options{Logger: quietLogger()}); !errors.Is(err, engine.ErrUnsupported) {
-		t.Errorf("New(minecraft world) = %v, want ErrUnsupported", err)
+}
+
+// fixtureDir finds the real region files shared beside the repository.
+func fixtureDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("RTP_ANVIL_FIXTURES")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "fixtures", "anvil")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no Minecraft region fixtures at %s (set RTP_ANVIL_FIXTURES): %v", dir, err)
+	}
+	return dir
+}
+
+// TestMinecraftWorld serves a region over a real 1.16 region file: every
+// location must be safe by an independent read of the same file.
+func TestMinecraftWorld(t *testing.T) {
+	save := filepath.Join(fixtureDir(t), "prismarine-provider-anvil", "1.16")
+	cfg := testConfig(t)
+	cfg.Worlds = map[string]config.World{"mc": {Kind: config.KindMinecraft, Path: save, Dimension: config.Overworld}}
+	rc := cfg.Regions[config.DefaultRegionName]
+	rc.World = "mc"
+	// r.0.-1 holds chunks x 0..31, z -32..-1: a circle inside it.
+	rc.Shape = config.Shape{Kind: "circle", CenterX: 256, CenterZ: -256, Radius: 240}
+	cfg.Regions = map[string]config.Region{config.DefaultRegionName: rc}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, cfg)
+	stop := run(t, e)
+	reader, err := anvil.Open(save, anvil.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	checker, err := safety.New(rc.Safety)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape, err := rc.BuildShape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		loc := teleport(t, e, engine.Request{Player: "p"})
+		b := geom.Block{X: loc.X, Z: loc.Z}
+		ch, err := reader.Load(t.Context(), b.Chunk())
+		if err != nil {
+			t.Fatalf("independent Load(%v): %v", b.Chunk(), err)
+		}
+		x, z := b.Local()
+		if res, ok := checker.CheckColumn(ch, x, z); !ok || int64(res.Y) != loc.Y {
+			t.Errorf("CheckColumn at %v = %+v, %v; want accepted at y %d", b, res, ok, loc.Y)
+		}
+		if !shape.Contains(b.Chunk()) {
+			t.Errorf("location %v outside the region's shape", b)
+		}
+		if err := e.Complete(loc.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stop(); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
 	}
 }
 
