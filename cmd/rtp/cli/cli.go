@@ -79,6 +79,7 @@ the terrain it reads, for Minecraft worlds and its own procedural world.`,
 		newTerrainCmd(),
 		newArchiveCmd(),
 		newConfigCmd(),
+		newPickCmd(),
 	)
 	return root
 }
