@@ -49,7 +49,18 @@ func TestFillAndTake(t *testing.T) {
 	e := newEnv(t, envConfig{terrain: mixed})
 	defer e.shutdown()
 	g := e.p.General()
-	e.fill(50, func() bool { return g.Len() == g.Cap() })
+	// Candidates are random: keep the flow going (taking entries to make
+	// room) until screening has met lava and promotion a desert chunk.
+	e.fill(400, func() bool {
+		st := e.p.Stats()
+		seen := st.ScreenRejections["UNSAFE_BLOCK"] > 0 && st.PromotionRejections["BIOME_EXCLUDED"] > 0
+		if !seen && g.Len() == g.Cap() {
+			if h, ok := g.Take(); ok {
+				h.Close()
+			}
+		}
+		return seen && g.Len() == g.Cap()
+	})
 	if g.Cap() != DefaultGeneralCapacity {
 		t.Fatalf("general capacity = %d, want activeChunkCap default %d", g.Cap(), DefaultGeneralCapacity)
 	}
