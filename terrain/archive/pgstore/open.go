@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/rtpengine/rtp/internal/txgate"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -39,7 +41,7 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		opts: opts,
 		log:  opts.Logger,
 		q:    newQueries(opts.Schema),
-		sem:  make(chan struct{}, opts.MaxConcurrentTx),
+		gate: txgate.New(opts.MaxConcurrentTx, opts.TxTimeout),
 	}
 	if err := s.open(octx, cfg); err != nil {
 		if s.pool != nil {

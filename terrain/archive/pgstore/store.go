@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/txgate"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -115,7 +117,7 @@ func (o Options) withDefaults() Options {
 }
 
 var (
-	errTxTimeout   = errors.New("transaction timed out")
+	errTxTimeout   = txgate.ErrTimeout
 	errOpenTimeout = errors.New("open timed out")
 )
 
@@ -128,11 +130,7 @@ type Store struct {
 	log  *slog.Logger
 	pool *pgxpool.Pool
 	q    queries
-	sem  chan struct{} // one token per running storage transaction
-
-	mu       sync.Mutex     // protects following fields
-	closed   bool           // set by Close; no call enters afterwards
-	inflight sync.WaitGroup // calls in progress; Add only under mu while !closed
+	gate *txgate.Gate // admission, transaction slots and bounds, Close
 
 	closeOnce sync.Once
 }
@@ -143,39 +141,22 @@ var _ archive.Store = (*Store)(nil)
 func (s *Store) Schema() string { return s.opts.Schema }
 
 func (s *Store) enter(ctx context.Context, op string) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return archive.ErrStoreClosed
-	}
-	s.inflight.Add(1)
-	s.mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		s.inflight.Done()
+	if err := s.gate.Enter(ctx); err != nil {
+		if errors.Is(err, txgate.ErrClosed) {
+			return archive.ErrStoreClosed
+		}
 		return fmt.Errorf("pgstore: %s: %w", op, err)
 	}
 	return nil
 }
 
-func (s *Store) leave() { s.inflight.Done() }
+func (s *Store) leave() { s.gate.Leave() }
 
 // admit waits for a transaction slot (honouring ctx), then returns the
-// transaction's context, bounded by TxTimeout from now, and its release.
+// transaction's context, bounded by TxTimeout from now, and the function
+// that releases both.
 func (s *Store) admit(ctx context.Context) (context.Context, func(), error) {
-	select {
-	case s.sem <- struct{}{}:
-	default:
-		select {
-		case s.sem <- struct{}{}:
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		}
-	}
-	txctx, cancel := context.WithTimeoutCause(ctx, s.opts.TxTimeout, errTxTimeout)
-	return txctx, func() {
-		cancel()
-		<-s.sem
-	}, nil
+	return s.gate.Admit(ctx)
 }
 
 // fail wraps err from operation op: the caller's context error when ctx is
@@ -184,7 +165,7 @@ func (s *Store) fail(op string, ctx, txctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("pgstore: %s: %w", op, cerr)
 	}
-	if txctx != nil && errors.Is(context.Cause(txctx), errTxTimeout) {
+	if txgate.TimedOut(txctx) {
 		return fmt.Errorf("pgstore: %s: %w after %v (%v)", op, errTxTimeout, s.opts.TxTimeout, err)
 	}
 	return fmt.Errorf("pgstore: %s: %w", op, err)
@@ -329,10 +310,7 @@ func (s *Store) Stats(ctx context.Context) (archive.StoreStats, error) {
 // method then returns archive.ErrStoreClosed; Close is idempotent.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-		s.inflight.Wait()
+		s.gate.Close()
 		s.pool.Close()
 	})
 	return nil

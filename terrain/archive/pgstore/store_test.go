@@ -449,8 +449,8 @@ func TestAdmission(t *testing.T) {
 	s := mustOpen(t, Options{Schema: newSchema(t), MaxConcurrentTx: 2, TxTimeout: 100 * time.Millisecond})
 	r := record("a", 10)
 	putAll(t, s, r)
-	s.sem <- struct{}{}
-	s.sem <- struct{}{}
+	_, free1, _ := s.gate.Admit(t.Context())
+	_, free2, _ := s.gate.Admit(t.Context())
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	_, _, gerr := s.Get(ctx, r.Digest)
@@ -473,8 +473,8 @@ func TestAdmission(t *testing.T) {
 	go func() { _, _, err := s.Get(t.Context(), r.Digest); errs <- err }()
 	go func() { errs <- s.Put(t.Context(), record("c", 10)) }()
 	time.Sleep(300 * time.Millisecond)
-	<-s.sem
-	<-s.sem
+	free1()
+	free2()
 	for range 2 {
 		if err := <-errs; err != nil {
 			t.Fatalf("call admitted after a long wait = %v, want nil", err)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/txgate"
 )
 
 // schemaVersion is the PRAGMA user_version this package writes and reads.
@@ -70,7 +72,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		path:    path,
 		opts:    opts,
 		log:     opts.Logger,
-		sem:     make(chan struct{}, opts.MaxConcurrentTx),
+		gate:    txgate.New(opts.MaxConcurrentTx, opts.TxTimeout),
 		ops:     make(chan *writeOp),
 		touches: newTouches(touchBatch),
 		stop:    make(chan struct{}),

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/txgate"
+
 	"github.com/rtpengine/rtp/terrain/archive"
 )
 
@@ -141,7 +143,7 @@ func (o Options) withDefaults() Options {
 // errTxTimeout is the cause of a transaction context that ran out of
 // TxTimeout. It is a storage failure, not a caller's context error, so the
 // error a method returns for it does not wrap context.DeadlineExceeded.
-var errTxTimeout = errors.New("transaction timed out")
+var errTxTimeout = txgate.ErrTimeout
 
 // Store is an archive.Store in one SQLite database file. Create one with
 // Open; the zero value is not usable. A Store is safe for concurrent use;
@@ -162,15 +164,11 @@ type Store struct {
 	statsStmt *sql.Stmt
 	scanStmt  *sql.Stmt
 
-	sem     chan struct{} // one token per running storage transaction
+	gate    *txgate.Gate  // admission, transaction slots and bounds, Close
 	ops     chan *writeOp // to the writer goroutine
 	touches *touches
 	stop    chan struct{} // closed by Close once no call is in flight
 	done    chan struct{} // closed by the writer goroutine when it returns
-
-	mu       sync.Mutex     // protects following fields
-	closed   bool           // set by Close; no call enters afterwards
-	inflight sync.WaitGroup // calls in progress; Add only under mu while !closed
 
 	closeOnce sync.Once
 	closeErr  error
@@ -184,40 +182,22 @@ func (s *Store) Path() string { return s.path }
 // enter admits a call unless the store is closed or ctx is done. A nil
 // error must be paired with s.leave.
 func (s *Store) enter(ctx context.Context, op string) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return archive.ErrStoreClosed
-	}
-	s.inflight.Add(1)
-	s.mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		s.inflight.Done()
+	if err := s.gate.Enter(ctx); err != nil {
+		if errors.Is(err, txgate.ErrClosed) {
+			return archive.ErrStoreClosed
+		}
 		return fmt.Errorf("sqlitestore: %s: %w", op, err)
 	}
 	return nil
 }
 
-func (s *Store) leave() { s.inflight.Done() }
+func (s *Store) leave() { s.gate.Leave() }
 
 // admit waits for a transaction slot (honouring ctx), then returns the
 // transaction's context, bounded by TxTimeout from now, and the function
 // that releases both.
 func (s *Store) admit(ctx context.Context) (context.Context, func(), error) {
-	select {
-	case s.sem <- struct{}{}:
-	default:
-		select {
-		case s.sem <- struct{}{}:
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		}
-	}
-	txctx, cancel := context.WithTimeoutCause(ctx, s.opts.TxTimeout, errTxTimeout)
-	return txctx, func() {
-		cancel()
-		<-s.sem
-	}, nil
+	return s.gate.Admit(ctx)
 }
 
 // fail wraps err from operation op: the caller's context error when ctx is
@@ -227,7 +207,7 @@ func (s *Store) fail(op string, ctx, txctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("sqlitestore: %s: %w", op, cerr)
 	}
-	if txctx != nil && (errors.Is(context.Cause(txctx), errTxTimeout) || isBusy(err)) {
+	if txgate.TimedOut(txctx) || txctx != nil && isBusy(err) {
 		return fmt.Errorf("sqlitestore: %s: %w after %v (%v)", op, errTxTimeout, s.opts.TxTimeout, err)
 	}
 	return fmt.Errorf("sqlitestore: %s: %w", op, err)
@@ -405,10 +385,7 @@ func (s *Store) Stats(ctx context.Context) (archive.StoreStats, error) {
 // call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-		s.inflight.Wait()
+		s.gate.Close()
 		close(s.stop)
 		<-s.done
 		s.closeErr = s.closeDB()

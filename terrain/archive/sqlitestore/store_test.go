@@ -646,8 +646,8 @@ func TestAdmission(t *testing.T) {
 	s := mustOpen(t, dbPath(t), Options{MaxConcurrentTx: 2, TxTimeout: 100 * time.Millisecond, TouchDelay: 10 * time.Millisecond})
 	r := record(key("a", 10), 10)
 	putAll(t, s, r)
-	s.sem <- struct{}{}
-	s.sem <- struct{}{}
+	_, free1, _ := s.gate.Admit(t.Context())
+	_, free2, _ := s.gate.Admit(t.Context())
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	_, _, err := s.Get(ctx, r.Digest)
@@ -664,14 +664,14 @@ func TestAdmission(t *testing.T) {
 			t.Errorf("%s with every slot taken = %v, want the caller's deadline", name, err)
 		}
 	}
-	<-s.sem
-	<-s.sem
+	free1()
+	free2()
 	if _, ok, err := s.Get(t.Context(), r.Digest); !ok || err != nil {
 		t.Fatalf("Get = %v %v", ok, err)
 	}
 	// The hit's recency update needs a slot too.
-	s.sem <- struct{}{}
-	s.sem <- struct{}{}
+	_, free1, _ = s.gate.Admit(t.Context())
+	_, free2, _ = s.gate.Admit(t.Context())
 	time.Sleep(100 * time.Millisecond)
 	if n := s.touches.len(); n != 1 {
 		t.Fatalf("%d touches pending while every slot was taken, want 1", n)
@@ -682,8 +682,8 @@ func TestAdmission(t *testing.T) {
 	go func() { _, _, err := s.Get(t.Context(), r.Digest); errs <- err }()
 	go func() { errs <- s.Put(t.Context(), record(key("c", 10), 10)) }()
 	time.Sleep(300 * time.Millisecond)
-	<-s.sem
-	<-s.sem
+	free1()
+	free2()
 	for range 2 {
 		if err := <-errs; err != nil {
 			t.Fatalf("call admitted after a long wait = %v, want nil", err)
