@@ -105,20 +105,38 @@ func (s *Sink) need() int {
 // transferSingles moves entries from single-target sinks over quota to
 // those under quota.
 func (p *Pipeline) transferSingles(now time.Time, budget int) int {
-	for _, d := range p.singles {
-		for _, s := range p.singles {
+	return transfer(p.singles, budget,
+		func(s, d *Sink) bool { return PairEligible[*Hot](s, d) == IneligibleUncertified },
+		func(s, d *Sink, n int) int { return p.moveSingles(s, d, n, now) })
+}
+
+// quotaSink is what the transfer pass needs to know of a sink.
+type quotaSink interface {
+	Len() int
+	Quota() int
+	need() int
+}
+
+// transfer runs one transfer pass over sinks of one kind: for each sink
+// under quota (destination) and each sink over quota (source) whose pair
+// passes the rule-0 preconditions (pairOK), move hands over up to the
+// destination's need, the source's surplus and the remaining budget, and
+// reports how many it moved. It returns the budget left.
+func transfer[S quotaSink](sinks []S, budget int, pairOK func(s, d S) bool, move func(s, d S, n int) int) int {
+	for _, d := range sinks {
+		for _, s := range sinks {
 			need := d.need()
 			if need <= 0 || budget <= 0 {
 				break
 			}
-			if PairEligible[*Hot](s, d) != IneligibleUncertified {
+			if !pairOK(s, d) {
 				continue
 			}
 			surplus := s.Len() - s.Quota()
 			if surplus <= 0 {
 				continue
 			}
-			budget -= p.moveSingles(s, d, min(need, surplus, budget), now)
+			budget -= move(s, d, min(need, surplus, budget))
 		}
 	}
 	return budget
@@ -159,23 +177,15 @@ func (p *Pipeline) moveSingles(s, d *Sink, n int, now time.Time) int {
 // transferGroups moves subspaces from group sinks over quota to group
 // sinks under quota, trimming each to the destination's size.
 func (p *Pipeline) transferGroups(now time.Time, budget int) int {
-	for _, d := range p.groups {
-		for _, s := range p.groups {
-			need := d.Quota() - d.Len() - int(d.pending.Load())
-			if need <= 0 || budget <= 0 {
-				break
-			}
-			if PairEligible[*Subspace](s, d) != IneligibleUncertified {
-				continue
-			}
-			surplus := s.Len() - s.Quota()
-			if surplus <= 0 {
-				continue
-			}
-			budget -= p.moveGroups(s, d, min(need, surplus, budget), now)
-		}
-	}
-	return budget
+	return transfer(p.groups, budget,
+		func(s, d *GroupSink) bool { return PairEligible[*Subspace](s, d) == IneligibleUncertified },
+		func(s, d *GroupSink, n int) int { return p.moveGroups(s, d, n, now) })
+}
+
+// need is how many subspaces the group sink lacks to reach its quota,
+// counting promotions in flight.
+func (g *GroupSink) need() int {
+	return g.Quota() - g.Len() - int(g.pending.Load())
 }
 
 func (p *Pipeline) moveGroups(s, d *GroupSink, n int, now time.Time) int {
