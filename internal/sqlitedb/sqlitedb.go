@@ -53,3 +53,45 @@ func Open(ctx context.Context, path string, busy time.Duration) (*sql.DB, error)
 	}
 	return db, nil
 }
+
+// InitSchema creates table with the statements of schema in a new database
+// (user_version 0, no such table) and sets user_version to version; in an
+// existing database it checks the version instead. A database at version 0
+// that already has the table, one at a newer or other version, or one at
+// this version without the table, is not this package's: an error says
+// which, and nothing is changed.
+func InitSchema(ctx context.Context, db *sql.DB, table string, version int, schema []string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var have, tables int
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&have); err != nil {
+		return err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = ?`, table).Scan(&tables); err != nil {
+		return err
+	}
+	switch {
+	case have == 0 && tables != 0:
+		return fmt.Errorf("a %s table this package did not write (schema version 0)", table)
+	case have > version:
+		return fmt.Errorf("schema version %d is newer than this build's %d", have, version)
+	case have == version && tables == 0:
+		return fmt.Errorf("schema version %d without a %s table: not a %s database", have, table, table)
+	case have == version:
+		return tx.Commit()
+	case have != 0:
+		return fmt.Errorf("schema version %d is not supported", have)
+	}
+	for _, q := range schema {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, version)); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	return tx.Commit()
+}

@@ -37,7 +37,6 @@ var schema = []string{
 		n      INTEGER NOT NULL CHECK (n > 0),
 		UNIQUE (region, key, world, x, y, z)
 	)`,
-	fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion),
 }
 
 const (
@@ -180,34 +179,7 @@ func (d *DB) open(ctx context.Context) error {
 // initSchema creates the table in a new database, or checks the version of
 // an existing one.
 func (d *DB) initSchema(ctx context.Context) error {
-	tx, err := d.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var version, tables int
-	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
-		return err
-	}
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'locations'`).Scan(&tables); err != nil {
-		return err
-	}
-	switch {
-	case version == 0 && tables != 0:
-		return errors.New("a locations table this package did not write (schema version 0)")
-	case version > schemaVersion:
-		return fmt.Errorf("schema version %d is newer than this build's %d", version, schemaVersion)
-	case version == schemaVersion:
-		return tx.Commit()
-	case version != 0:
-		return fmt.Errorf("schema version %d is not supported", version)
-	}
-	for _, q := range schema {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("create schema: %w", err)
-		}
-	}
-	return tx.Commit()
+	return sqlitedb.InitSchema(ctx, d.db, "locations", schemaVersion, schema)
 }
 
 // Region returns the Persister of one region under key. Both must be

@@ -34,7 +34,6 @@ var schema = []string{
 		CHECK (min_x <= max_x AND min_z <= max_z)
 	)`,
 	`CREATE INDEX claims_world ON claims (world, id)`,
-	fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion),
 }
 
 const (
@@ -118,36 +117,7 @@ func (s *Store) open(ctx context.Context) error {
 // initSchema creates the table in a new database, or checks the version of
 // an existing one.
 func (s *Store) initSchema(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var version, tables int
-	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
-		return err
-	}
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'claims'`).Scan(&tables); err != nil {
-		return err
-	}
-	switch {
-	case version == 0 && tables != 0:
-		return errors.New("a claims table this package did not write (schema version 0)")
-	case version > schemaVersion:
-		return fmt.Errorf("schema version %d is newer than this build's %d", version, schemaVersion)
-	case version == schemaVersion && tables == 0:
-		return fmt.Errorf("schema version %d without a claims table: not a claims database", version)
-	case version == schemaVersion:
-		return tx.Commit()
-	case version != 0:
-		return fmt.Errorf("schema version %d is not supported", version)
-	}
-	for _, q := range schema {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("create schema: %w", err)
-		}
-	}
-	return tx.Commit()
+	return sqlitedb.InitSchema(ctx, s.db, "claims", schemaVersion, schema)
 }
 
 // Add validates c, stores it and puts it in force. It returns the claim as
