@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/rtpengine/rtp/pipeline"
 )
@@ -57,16 +58,26 @@ type Request struct {
 	Player string
 	// Sink names the hot sink to take from. Default "": the general sink.
 	Sink string
+	// Token is a network token: the teleport redeems its lease.
+	Token string
 }
 
 // Location is a landing place handed to a player: the block column X, Z,
 // the landing y (the block the player's feet occupy) in World. Its chunk
 // stays reserved until Complete(ID).
 type Location struct {
-	ID      uint64
-	Region  string
-	World   string
-	X, Y, Z int64
+	ID     uint64 `json:"id"`
+	Region string `json:"region"`
+	World  string `json:"world"`
+	X      int64  `json:"x"`
+	Y      int64  `json:"y"`
+	Z      int64  `json:"z"`
+	// Biome is the biome of the landing column.
+	Biome string `json:"biome"`
+	// Sink names the sink that served the location.
+	Sink string `json:"sink"`
+	// Waited is how long the request waited for it.
+	Waited time.Duration `json:"waited"`
 }
 
 // Teleport hands out a safe, verified location of region. On a miss it
