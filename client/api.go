@@ -1,0 +1,324 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// TeleportRequest asks for a location.
+type TeleportRequest struct {
+	// Player names the player (1 to 64 characters). Required.
+	Player string
+	// Sink names the hot sink to take from ("login", an extra sink).
+	// Default "": the general sink.
+	Sink string
+	// Token is a network token whose lease the teleport redeems. Default
+	// "": none.
+	Token string
+	// Wait bounds how long the server waits for a location on a miss
+	// (sent as waitMs, whole milliseconds, at most 30 s). Default 0: the
+	// server's default (2 s). A negative Wait asks for no wait at all
+	// (waitMs 0): a miss is answered at once.
+	Wait time.Duration
+}
+
+type teleportBody struct {
+	Player string `json:"player"`
+	Sink   string `json:"sink,omitempty"`
+	Token  string `json:"token,omitempty"`
+	WaitMs *int64 `json:"waitMs,omitempty"`
+}
+
+// Teleport is a location handed to a player. Its reservation stays open
+// until Complete (or Cancel) with its ID.
+type Teleport struct {
+	ID     uint64 `json:"id"`
+	Region string `json:"region"`
+	World  string `json:"world"`
+	X      int64  `json:"x"`
+	Y      int64  `json:"y"`
+	Z      int64  `json:"z"`
+	Biome  string `json:"biome"`
+	// Sink names the sink that served the location.
+	Sink string `json:"sink"`
+	// Waited is how long the request waited (waitedMs in the JSON).
+	Waited time.Duration `json:"-"`
+}
+
+type teleportJSON struct {
+	ID       uint64  `json:"id"`
+	Region   string  `json:"region"`
+	World    string  `json:"world"`
+	X        int64   `json:"x"`
+	Y        int64   `json:"y"`
+	Z        int64   `json:"z"`
+	Biome    string  `json:"biome"`
+	Sink     string  `json:"sink"`
+	WaitedMs float64 `json:"waitedMs"`
+}
+
+// UnmarshalJSON reads the API's form (waitedMs in float milliseconds).
+func (t *Teleport) UnmarshalJSON(data []byte) error {
+	var j teleportJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*t = Teleport{ID: j.ID, Region: j.Region, World: j.World, X: j.X, Y: j.Y, Z: j.Z,
+		Biome: j.Biome, Sink: j.Sink, Waited: fromMs(j.WaitedMs)}
+	return nil
+}
+
+// MarshalJSON writes the API's form.
+func (t Teleport) MarshalJSON() ([]byte, error) {
+	return json.Marshal(teleportJSON{ID: t.ID, Region: t.Region, World: t.World, X: t.X, Y: t.Y, Z: t.Z,
+		Biome: t.Biome, Sink: t.Sink, WaitedMs: float64(t.Waited) / float64(time.Millisecond)})
+}
+
+// Reservation is a network reservation: the token holding it, the
+// location leased to it and when the lease ends.
+type Reservation struct {
+	Token    string    `json:"token"`
+	Location Teleport  `json:"location"`
+	Expires  time.Time `json:"expires"`
+}
+
+// Region is one configured region.
+type Region struct {
+	Name   string `json:"name"`
+	World  string `json:"world"`
+	Paused bool   `json:"paused"`
+}
+
+// Claim is a rectangle of land in one world held by one owner; the corners
+// are inclusive block coordinates.
+type Claim struct {
+	ID      int64     `json:"id"`
+	World   string    `json:"world"`
+	Owner   string    `json:"owner"`
+	MinX    int64     `json:"minX"`
+	MinZ    int64     `json:"minZ"`
+	MaxX    int64     `json:"maxX"`
+	MaxZ    int64     `json:"maxZ"`
+	Created time.Time `json:"created"`
+}
+
+// NewClaim is the body of AddClaim.
+type NewClaim struct {
+	Owner string `json:"owner"`
+	MinX  int64  `json:"minX"`
+	MinZ  int64  `json:"minZ"`
+	MaxX  int64  `json:"maxX"`
+	MaxZ  int64  `json:"maxZ"`
+}
+
+// Teleport asks region for a location: POST /v1/regions/{region}/teleports.
+// A miss is an *APIError with Code "no-location" (503, with RetryAfter).
+func (c *Client) Teleport(ctx context.Context, region string, req TeleportRequest) (Teleport, error) {
+	body := teleportBody{Player: req.Player, Sink: req.Sink, Token: req.Token}
+	switch {
+	case req.Wait < 0:
+		body.WaitMs = new(int64)
+	case req.Wait > 0:
+		w := max(ms(req.Wait), 1)
+		body.WaitMs = &w
+	}
+	var t Teleport
+	err := c.call(ctx, http.MethodPost, c.path("v1", "regions", region, "teleports"), body, &t, http.StatusOK)
+	return t, err
+}
+
+// Complete tells that the player arrived: POST /v1/teleports/{id}/complete.
+func (c *Client) Complete(ctx context.Context, id uint64) error {
+	return c.call(ctx, http.MethodPost, c.path("v1", "teleports", itoa(id), "complete"), nil, nil, http.StatusNoContent)
+}
+
+// Cancel tells that the player gave up: DELETE /v1/teleports/{id}.
+func (c *Client) Cancel(ctx context.Context, id uint64) error {
+	return c.call(ctx, http.MethodDelete, c.path("v1", "teleports", itoa(id)), nil, nil, http.StatusNoContent)
+}
+
+// Join reports that a player joined (login sink):
+// POST /v1/regions/{region}/players/{player}/join.
+func (c *Client) Join(ctx context.Context, region, player string) error {
+	return c.call(ctx, http.MethodPost, c.path("v1", "regions", region, "players", player, "join"), nil, nil, http.StatusNoContent)
+}
+
+// Quit reports that a player left: POST /v1/regions/{region}/players/{player}/quit.
+func (c *Client) Quit(ctx context.Context, region, player string) error {
+	return c.call(ctx, http.MethodPost, c.path("v1", "regions", region, "players", player, "quit"), nil, nil, http.StatusNoContent)
+}
+
+// OpenQueue opens a player's personal queue:
+// PUT /v1/regions/{region}/players/{player}/queue. A capacity of 0 or less
+// leaves it to the server's configuration.
+func (c *Client) OpenQueue(ctx context.Context, region, player string, capacity int) error {
+	type body struct {
+		Capacity *int `json:"capacity,omitempty"`
+	}
+	var b body
+	if capacity > 0 {
+		b.Capacity = &capacity
+	}
+	return c.call(ctx, http.MethodPut, c.path("v1", "regions", region, "players", player, "queue"), b, nil, http.StatusNoContent)
+}
+
+// CloseQueue closes a player's personal queue:
+// DELETE /v1/regions/{region}/players/{player}/queue.
+func (c *Client) CloseQueue(ctx context.Context, region, player string) error {
+	return c.call(ctx, http.MethodDelete, c.path("v1", "regions", region, "players", player, "queue"), nil, nil, http.StatusNoContent)
+}
+
+// Reserve leases a location to a network token:
+// POST /v1/regions/{region}/network/reservations. An empty token asks the
+// server to mint one.
+func (c *Client) Reserve(ctx context.Context, region, token string) (Reservation, error) {
+	type body struct {
+		Token string `json:"token,omitempty"`
+	}
+	var r Reservation
+	err := c.call(ctx, http.MethodPost, c.path("v1", "regions", region, "network", "reservations"), body{token}, &r, http.StatusCreated)
+	return r, err
+}
+
+// Redeem takes the location leased to token:
+// POST /v1/regions/{region}/network/reservations/{token}/redeem.
+func (c *Client) Redeem(ctx context.Context, region, token string) (Teleport, error) {
+	if token == "" {
+		return Teleport{}, errors.New("client: Redeem: empty token")
+	}
+	var t Teleport
+	err := c.call(ctx, http.MethodPost, c.path("v1", "regions", region, "network", "reservations", token, "redeem"), nil, &t, http.StatusOK)
+	return t, err
+}
+
+// Release gives a lease back:
+// DELETE /v1/regions/{region}/network/reservations/{token}.
+func (c *Client) Release(ctx context.Context, region, token string) error {
+	if token == "" {
+		return errors.New("client: Release: empty token")
+	}
+	return c.call(ctx, http.MethodDelete, c.path("v1", "regions", region, "network", "reservations", token), nil, nil, http.StatusNoContent)
+}
+
+// Regions lists the configured regions: GET /v1/regions.
+func (c *Client) Regions(ctx context.Context) ([]Region, error) {
+	var out struct {
+		Regions []Region `json:"regions"`
+	}
+	err := c.call(ctx, http.MethodGet, c.path("v1", "regions"), nil, &out, http.StatusOK)
+	return out.Regions, err
+}
+
+// StatsRaw returns a region's stats as the server wrote them:
+// GET /v1/regions/{region}/stats.
+func (c *Client) StatsRaw(ctx context.Context, region string) (json.RawMessage, error) {
+	var raw json.RawMessage
+	err := c.call(ctx, http.MethodGet, c.path("v1", "regions", region, "stats"), nil, &raw, http.StatusOK)
+	return raw, err
+}
+
+// Stats returns a region's stats, decoded (see Stats for what is kept; Raw
+// holds the whole answer).
+func (c *Client) Stats(ctx context.Context, region string) (Stats, error) {
+	raw, err := c.StatsRaw(ctx, region)
+	if err != nil {
+		return Stats{}, err
+	}
+	var s Stats
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return Stats{}, fmt.Errorf("client: stats of %q: %w", region, err)
+	}
+	s.Raw = raw
+	return s, nil
+}
+
+// Claims lists the claims of a world: GET /v1/worlds/{world}/claims.
+func (c *Client) Claims(ctx context.Context, world string) ([]Claim, error) {
+	var out struct {
+		Claims []Claim `json:"claims"`
+	}
+	err := c.call(ctx, http.MethodGet, c.path("v1", "worlds", world, "claims"), nil, &out, http.StatusOK)
+	return out.Claims, err
+}
+
+// AddClaim adds a claim to a world: POST /v1/worlds/{world}/claims.
+func (c *Client) AddClaim(ctx context.Context, world string, claim NewClaim) (Claim, error) {
+	var out Claim
+	err := c.call(ctx, http.MethodPost, c.path("v1", "worlds", world, "claims"), claim, &out, http.StatusCreated)
+	return out, err
+}
+
+// RemoveClaim removes a claim: DELETE /v1/worlds/{world}/claims/{id}. An
+// unknown id is an *APIError with Code "unknown-claim".
+func (c *Client) RemoveClaim(ctx context.Context, world string, id int64) error {
+	return c.call(ctx, http.MethodDelete, c.path("v1", "worlds", world, "claims", fmt.Sprint(id)), nil, nil, http.StatusNoContent)
+}
+
+// ScanReset restarts a region's scan: POST /v1/admin/regions/{region}/scan/reset.
+func (c *Client) ScanReset(ctx context.Context, region string) error {
+	return c.call(ctx, http.MethodPost, c.path("v1", "admin", "regions", region, "scan", "reset"), nil, nil, http.StatusNoContent)
+}
+
+// ScanPause pauses a region's scan: POST /v1/admin/regions/{region}/scan/pause.
+func (c *Client) ScanPause(ctx context.Context, region string) error {
+	return c.call(ctx, http.MethodPost, c.path("v1", "admin", "regions", region, "scan", "pause"), nil, nil, http.StatusNoContent)
+}
+
+// ScanResume resumes a region's scan: POST /v1/admin/regions/{region}/scan/resume.
+func (c *Client) ScanResume(ctx context.Context, region string) error {
+	return c.call(ctx, http.MethodPost, c.path("v1", "admin", "regions", region, "scan", "resume"), nil, nil, http.StatusNoContent)
+}
+
+// ExportMemory copies a region's memory debug export (JSON) to w:
+// GET /v1/admin/regions/{region}/memory. It fails with ErrTooLarge in the
+// chain past Options.MaxExportBytes (what was copied stays written).
+func (c *Client) ExportMemory(ctx context.Context, region string, w io.Writer) error {
+	path := c.path("v1", "admin", "regions", region, "memory")
+	resp, err := c.do(ctx, http.MethodGet, path, nil, http.StatusOK)
+	if err != nil {
+		return err
+	}
+	defer finish(resp)
+	n, err := io.Copy(w, io.LimitReader(resp.Body, c.maxExp))
+	if err != nil {
+		return fmt.Errorf("client: GET %s: %w", path, err)
+	}
+	if n == c.maxExp {
+		var one [1]byte
+		if k, _ := resp.Body.Read(one[:]); k > 0 {
+			return fmt.Errorf("client: GET %s: %w (more than %d bytes)", path, ErrTooLarge, c.maxExp)
+		}
+	}
+	return nil
+}
+
+// Reload asks the server to re-read its configuration file:
+// POST /v1/admin/reload. A change that needs a restart is an *APIError with
+// Code "restart-needed".
+func (c *Client) Reload(ctx context.Context) error {
+	return c.call(ctx, http.MethodPost, c.path("v1", "admin", "reload"), nil, nil, http.StatusNoContent)
+}
+
+// Healthz checks that the server answers: GET /healthz.
+func (c *Client) Healthz(ctx context.Context) error {
+	return c.status(ctx, "healthz")
+}
+
+// Readyz checks that the server is ready to serve: GET /readyz. A server
+// not ready yet answers an *APIError with Code "not-ready" whose Message
+// says why.
+func (c *Client) Readyz(ctx context.Context) error {
+	return c.status(ctx, "readyz")
+}
+
+func (c *Client) status(ctx context.Context, name string) error {
+	var out struct {
+		Status string `json:"status"`
+	}
+	return c.call(ctx, http.MethodGet, c.path(name), nil, &out, http.StatusOK)
+}
