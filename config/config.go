@@ -225,6 +225,25 @@ type Region struct {
 	PromotionTimeout time.Duration `yaml:"promotion_timeout"`
 	// Memory tunes the region's spatial memory (package memory).
 	Memory Memory `yaml:"memory"`
+	// UniquePlacement spreads players out: the area around each place
+	// handed out is remembered as rejected (cause uniquePlacement, TTL
+	// causes.uniquePlacement of ttl.yml, 30 days by default). Default off.
+	UniquePlacement UniquePlacement `yaml:"unique_placement"`
+}
+
+// MaxUniqueRadius bounds UniquePlacement.Radius, in blocks: each place
+// handed out marks about pi*(radius/16)^2 chunks (some 13,000 at this
+// bound).
+const MaxUniqueRadius = 1024
+
+// UniquePlacement keeps the places handed out apart. The zero value is
+// off.
+type UniquePlacement struct {
+	// Radius, in blocks: every chunk whose centre lies within Radius of a
+	// place handed out (and the place's own chunk) becomes a rejected
+	// place, inside the region's shape. 0 turns unique placement off; at
+	// most MaxUniqueRadius. Default 0.
+	Radius int64 `yaml:"radius"`
 }
 
 // Shape is a region's area, in blocks; BuildShape converts it to chunks.

@@ -148,6 +148,8 @@ var badFiles = []struct {
 	{"merge not a mapping", "regions:\n  default:\n    <<: 5\n", []want{{3, "regions.default", "merge key"}}},
 	{"key not a name", "server:\n  [a]: b\n", []want{{2, "server", "want a name as key"}}},
 	{"tagged scalar", "data_dir: !!binary aGVsbG8=\n", []want{{1, "data_dir", "want a string, got a scalar tagged !!binary"}}},
+	{"negative unique placement", "regions:\n  r:\n    unique_placement:\n      radius: -16\n",
+		[]want{{4, "regions.r.unique_placement.radius", "-16 blocks: want 0 (off) to 1024"}}},
 }
 
 func TestLoadReportsEachProblem(t *testing.T) {

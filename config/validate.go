@@ -366,6 +366,9 @@ func (v *validator) region(p keyPath, r Region, worlds map[string]World) {
 	}
 	v.count(m.key("pending_threshold"), r.Memory.PendingThreshold, 1)
 	v.duration(m.key("rebuild_interval"), r.Memory.RebuildInterval, 1)
+	if n := r.UniquePlacement.Radius; n < 0 || n > MaxUniqueRadius {
+		v.add(p.key("unique_placement", "radius"), nil, "%d blocks: want 0 (off) to %d", n, MaxUniqueRadius)
+	}
 }
 
 // Bounds of shapes in blocks: geom's bounds in chunks, times 16.

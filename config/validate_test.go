@@ -101,6 +101,7 @@ func TestValidateBuiltInCode(t *testing.T) {
 			r.Allocator = Allocator{MinResidence: -1}
 			r.PromotionTimeout, r.Pulse = 0, time.Microsecond
 			r.Memory = Memory{SpatialResolution: -1}
+			r.UniquePlacement.Radius = -1
 			c.Regions["default"] = r
 		}, []string{
 			"regions.default.sinks.general.capacity", "regions.default.sinks.login.player_cap",
@@ -113,8 +114,15 @@ func TestValidateBuiltInCode(t *testing.T) {
 			"regions.default.allocator.min_residence", "regions.default.allocator.demand_half_life",
 			"regions.default.allocator.demand_horizon", "regions.default.promotion_timeout",
 			"regions.default.memory.spatial_resolution", "regions.default.memory.pending_threshold",
-			"regions.default.memory.rebuild_interval",
+			"regions.default.memory.rebuild_interval", "regions.default.unique_placement.radius",
 		}},
+		{"unique placement at and past its bound", func(c *Config) {
+			r := c.Regions["default"]
+			r.UniquePlacement.Radius = MaxUniqueRadius
+			c.Regions["default"] = r
+			r.UniquePlacement.Radius = MaxUniqueRadius + 1
+			c.Regions["other"] = r
+		}, []string{"regions.other.unique_placement.radius"}},
 		{"zero values that mean something", func(c *Config) {
 			r := c.Regions["default"]
 			r.Allocator.MinResidence, r.Memory.SpatialResolution, r.Sinks.Login.PlayerCap, r.Budget.LoginBurst = 0, 0, 0, 0
