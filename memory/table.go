@@ -226,6 +226,34 @@ func (t *Table) Rand(rng *rand.Rand) (index int64, ok bool) {
 	return s.active.selectGood(rng.Int64N(sel)), true
 }
 
+// Pick draws through a distribution: with n the number of selectable
+// indices, capped at limit when limit > 0, it returns the selectable index
+// of rank d.Pick(u, n) (ranks count selectable indices from 0 upwards, so
+// from the centre of the spiral outwards). Both are read from one snapshot,
+// so a concurrent rebuild never makes the rank fall outside the selectable
+// indices. ok is false when nothing is selectable.
+//
+// A limit below the selectable count keeps the draw among the limit
+// selectable indices nearest the centre: the expand mode (geom.Expand)
+// passes the shape's Len, so in a universe grown past the shape bad cells
+// push the draw outwards instead of shrinking the choice. One search per
+// draw, no allocation, no lock.
+func (t *Table) Pick(d geom.Distribution, u float64, limit int64) (index int64, ok bool) {
+	s := t.snap.Load()
+	n := s.n - s.active.bad()
+	if limit > 0 {
+		n = min(n, limit)
+	}
+	if n <= 0 {
+		return 0, false
+	}
+	k := d.Pick(u, n)
+	if k < 0 || k >= n { // a Distribution outside its contract
+		k = min(max(k, 0), n-1)
+	}
+	return s.active.selectGood(k), true
+}
+
 // AddBadChunk is AddBad for chunk c, located through Options.Shape.
 func (t *Table) AddBadChunk(c geom.Chunk, cause Cause, source string) error {
 	i, err := t.ChunkIndex(c)

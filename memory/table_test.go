@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/rtpengine/rtp/geom"
 )
 
 type fakeClock struct {
@@ -244,6 +246,7 @@ func TestSelectionAllocatesNothing(t *testing.T) {
 		"Rand":   func() { tb.Rand(rng) },
 		"IsBad":  func() { tb.IsBad(rng.Int64N(n)) },
 		"Select": func() { tb.Select(rng.Int64N(tb.Selectable())) },
+		"Pick":   func() { tb.Pick(geom.Weighted{Exponent: 2}, rng.Float64(), 0) },
 	} {
 		if a := testing.AllocsPerRun(1000, fn); a != 0 {
 			t.Errorf("%s allocated %v times per call, want 0", name, a)

@@ -119,3 +119,72 @@ func TestExpandKeepsUsableCount(t *testing.T) {
 		t.Fatal("AddBadChunk past the expanded universe succeeded")
 	}
 }
+
+// rankDist returns a fixed rank, whatever the draw (to reach every branch
+// of Pick, including a distribution that breaks its contract).
+type rankDist int64
+
+func (r rankDist) Pick(float64, int64) int64 { return int64(r) }
+
+// TestPick: Pick returns the selectable index of the distribution's rank,
+// caps the ranks at limit (the expand mode: with the universe grown past
+// the shape, ranks over the shape's Len reach past it as cells near the
+// centre go bad), clamps a rank outside [0, n), and reports false when
+// nothing is selectable.
+func TestPick(t *testing.T) {
+	shape, err := geom.NewSquare(geom.Chunk{}, 4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := shape.Len()
+	tb, err := New(Options{Shape: shape, Len: geom.ExpandedUniverse(shape, 10), SpatialResolution: -1, Clock: newFakeClock().Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range int64(10) {
+		mustAdd(t, tb, 2*i, CauseSafety, "") // 0, 2, ..., 18 bad
+	}
+	tb.Rebuild()
+	sel := tb.Selectable()
+	for _, tc := range []struct {
+		name  string
+		d     geom.Distribution
+		u     float64
+		limit int64
+		want  int64
+	}{
+		{"first", geom.Flat{}, 0, 0, 1},
+		{"last of the universe", geom.Flat{}, 0.999999, 0, tb.Len() - 1},
+		{"last of the shape's ranks", geom.Flat{}, 0.999999, n, n + 9},
+		{"expand picks as its ranks", geom.Expand{Ranks: geom.Weighted{Exponent: 2}}, 0.5, n, mustSelect(t, tb, geom.Weighted{Exponent: 2}.Pick(0.5, n))},
+		{"rank past n clamps", rankDist(1 << 40), 0, 0, tb.Len() - 1},
+		{"negative rank clamps", rankDist(-3), 0, 0, 1},
+		{"limit above selectable", geom.Flat{}, 0.999999, sel + 100, tb.Len() - 1},
+	} {
+		got, ok := tb.Pick(tc.d, tc.u, tc.limit)
+		if !ok || got != tc.want {
+			t.Errorf("%s: Pick(%v, %v, %d) = %d, %v; want %d", tc.name, tc.d, tc.u, tc.limit, got, ok, tc.want)
+		}
+		if tb.IsBad(got) {
+			t.Errorf("%s: Pick returned bad index %d", tc.name, got)
+		}
+	}
+
+	empty := newTestTable(t, 4, newFakeClock())
+	for i := range int64(4) {
+		mustAdd(t, empty, i, CauseSafety, "")
+	}
+	empty.Rebuild()
+	if i, ok := empty.Pick(geom.Flat{}, 0.5, 0); ok {
+		t.Fatalf("Pick on a fully bad table = %d, true; want false", i)
+	}
+}
+
+func mustSelect(t *testing.T, tb *Table, k int64) int64 {
+	t.Helper()
+	i, ok := tb.Select(k)
+	if !ok {
+		t.Fatalf("Select(%d) failed", k)
+	}
+	return i
+}
