@@ -32,6 +32,16 @@ func (p *Pipeline) Pulse(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := p.pulse(); err != nil {
+		return err
+	}
+	// Outside pulseMu: tell of the entries this pulse transferred.
+	p.notifyTransfers()
+	return nil
+}
+
+// pulse is the body of Pulse, under pulseMu.
+func (p *Pipeline) pulse() error {
 	p.pulseMu.Lock()
 	defer p.pulseMu.Unlock()
 	if p.closed.Load() {
@@ -89,6 +99,18 @@ func (p *Pipeline) Pulse(ctx context.Context) error {
 	// 7. Feed.
 	p.feed()
 	return nil
+}
+
+// draw draws a candidate index from memory: uniformly (memory.Table.Rand)
+// without a Distribution, through it otherwise (memory.Table.Pick, the
+// ranks capped at the shape's Len in expand mode). Called under pulseMu,
+// which guards the random source.
+func (p *Pipeline) draw() (int64, bool) {
+	d := p.opts.Distribution
+	if d == nil {
+		return p.opts.Memory.Rand(p.rng)
+	}
+	return p.opts.Memory.Pick(d, p.rng.Float64(), p.expandLimit)
 }
 
 // residentEnough reports whether an entry that arrived at t may be moved.
@@ -165,7 +187,9 @@ func (p *Pipeline) moveSingles(s, d *Sink, n int, now time.Time) int {
 			s.ring.OfferSilent(h)
 			continue
 		}
-		d.deliver(h, now)
+		if d.deliver(h, now) {
+			d.landed.Store(true)
+		}
 		s.c.transfersO.Add(1)
 		d.c.transfersIn.Add(1)
 		p.ctr.transfers.Add(1)
@@ -213,7 +237,9 @@ func (p *Pipeline) moveGroups(s, d *GroupSink, n int, now time.Time) int {
 			s.c.trims.Add(1)
 			s.ring.Dispose(rest) // the released remainder, exactly once
 		}
-		d.deliver(taken, now)
+		if d.deliver(taken, now) {
+			d.landed.Store(true)
+		}
 		s.c.transfersO.Add(1)
 		d.c.transfersIn.Add(1)
 		p.ctr.transfers.Add(1)
@@ -249,7 +275,9 @@ func (p *Pipeline) trim(now time.Time, budget int) int {
 			s.c.trims.Add(1)
 			p.ctr.trims.Add(1)
 			if d := p.trimDestination(s, h); d != nil {
-				d.deliver(h, now)
+				if d.deliver(h, now) {
+					d.landed.Store(true)
+				}
 				s.c.transfersO.Add(1)
 				d.c.transfersIn.Add(1)
 				p.ctr.transfers.Add(1)
@@ -394,8 +422,10 @@ func (p *Pipeline) deliverSingle(s *Sink, h *Hot) {
 		p.demote(h, nil)
 		return
 	}
-	s.deliver(h, p.clock())
 	s.c.promotions.Add(1)
+	if s.deliver(h, p.clock()) {
+		p.notifyPromote(s.name)
+	}
 }
 
 func (p *Pipeline) startPersonal(key string) bool {
@@ -419,11 +449,15 @@ func (p *Pipeline) startPersonal(key string) bool {
 			p.demote(h, nil)
 			return
 		}
-		if !ps.deliver(key, h, p.clock()) {
+		took, stored := ps.deliver(key, h, p.clock())
+		if !took {
 			p.demote(h, nil)
 			return
 		}
 		ps.c.promotions.Add(1)
+		if stored {
+			p.notifyPromote(ps.name)
+		}
 	})
 	return true
 }
@@ -463,8 +497,10 @@ func (p *Pipeline) startGroup(g *GroupSink) bool {
 		sub := &Subspace{Members: members}
 		if len(members) == g.size && g.room() > 0 && (!g.crit.narrows() || g.Accepts(sub)) {
 			sub.Since = p.clock()
-			g.deliver(sub, sub.Since)
 			g.c.promotions.Add(1)
+			if g.deliver(sub, sub.Since) {
+				p.notifyPromote(g.name)
+			}
 			return
 		}
 		for _, h := range members {
@@ -474,16 +510,24 @@ func (p *Pipeline) startGroup(g *GroupSink) bool {
 	return true
 }
 
-// feed draws candidates into the backlog and starts screenings.
+// feed draws candidates into the backlog and starts screenings. A draw
+// whose chunk already has a location in the pipeline is skipped (see
+// heldSet); up to twice the candidates wanted are drawn to make up for
+// skipped ones, so a pulse stays bounded however crowded the region is.
 func (p *Pipeline) feed() {
 	b := p.opts.Budget
 	room := p.cold.Cap() - p.cold.Len() - p.backlog.Len() - int(p.screening.Load())
 	n := min(b.Candidates, p.backlog.Cap()-p.backlog.Len(), room)
-	for range max(n, 0) {
-		idx, ok := p.opts.Memory.Rand(p.rng)
+	for drawn, tries := 0, 0; drawn < n && tries < 2*n; tries++ {
+		idx, ok := p.draw()
 		if !ok {
 			break
 		}
+		if !p.held.acquire(idx) {
+			p.ctr.duplicates.Add(1)
+			continue
+		}
+		drawn++
 		p.backlog.Offer(Candidate{Index: idx, Chunk: geom.ChunkAt(p.opts.Shape, idx)})
 	}
 	starts := min(b.Screens, b.MaxScreens-int(p.screening.Load()))

@@ -76,6 +76,32 @@ func (e *env) checkRows(when string) {
 	}
 }
 
+// checkHeld asserts the double-delivery guard on a settled pipeline: no
+// chunk has two locations in it, and the guard holds exactly the chunks of
+// the backlog, cold, the sinks and the leases.
+func (e *env) checkHeld(when string) {
+	e.t.Helper()
+	p := e.p
+	want := map[int64]int{}
+	for _, c := range drainAll[Candidate](p.backlog) {
+		want[c.Index]++
+	}
+	for l, n := range p.inventory() {
+		want[l.Index] += n
+	}
+	for i, n := range want {
+		if n > 1 {
+			e.t.Fatalf("%s: chunk %d has %d locations in the pipeline, want at most 1", when, i, n)
+		}
+		if !p.held.has(i) {
+			e.t.Fatalf("%s: chunk %d is in the pipeline but not held by the guard", when, i)
+		}
+	}
+	if got := p.held.len(); got != len(want) {
+		e.t.Fatalf("%s: the guard holds %d chunks, the pipeline %d", when, got, len(want))
+	}
+}
+
 func TestHotStageContract(t *testing.T) {
 	e := newEnv(t, envConfig{opts: func(o *Options) { o.General.Capacity = 4 }})
 	defer e.shutdown()

@@ -4,7 +4,8 @@
 //
 // # Stages
 //
-//	memory.Rand -> Backlog   candidates (a spiral index and its chunk); no I/O
+//	memory -> Backlog        candidates (a spiral index and its chunk) drawn
+//	                         through Options.Distribution; no I/O
 //	Backlog -> Cold          screening (ScreenFunc): surface summaries only,
 //	                         no reservation; a rejection is remembered with
 //	                         memory.AddBad(index, cause, "")
@@ -19,6 +20,27 @@
 // Every edge is a stage.Transition, so every rejection carries a reason, and
 // an error or a panic becomes stage.ReasonError, is logged at warning level
 // and disposes the entry through its stage.
+//
+// # Draws
+//
+// Each candidate is a spiral index drawn from the region's memory table:
+// uniformly among the selectable indices (memory.Table.Rand) by default, or
+// at the rank Options.Distribution picks among them (memory.Table.Pick), so
+// geom.Weighted and geom.Normal favour the centre or a ring. geom.Expand
+// caps the ranks at the shape's Len: when the table's universe is larger
+// than the shape, bad indices near the centre push the draw past the
+// shape's edge (geom.ChunkAt maps those indices to chunks beyond it). The
+// table's universe is fixed when it is made, so the expansion reaches at
+// most Len - Shape.Len() indices out; past that the choice shrinks as it
+// does without Expand.
+//
+// Memory remembers bad places only, so a good chunk can be drawn again
+// while a location of it is still in the pipeline. The double-delivery
+// guard holds the spiral index of every location in the pipeline, from the
+// draw to the hand-out (or disposal): a draw of a held index, or a
+// restored row of one, is skipped before any I/O and counted in
+// Stats.Duplicates. No two locations of one chunk are ever ready at once,
+// and none costs a second screening or reservation.
 //
 // # Sinks
 //
@@ -67,7 +89,10 @@
 // applied by gating promotions, and rebalancing never closes a reservation.
 //
 // Screenings and promotions run on goroutines the Pipeline owns; Settle
-// waits for them and Close stops them.
+// waits for them and Close stops them. Options.OnPromote tells of every
+// entry that lands in a sink (promotion, transfer, a network lease coming
+// back), outside every lock, so a request waiting on an empty sink can
+// retry at once rather than at the next pulse.
 //
 // # Persistence
 //

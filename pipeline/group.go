@@ -34,6 +34,7 @@ type GroupSink struct {
 	floor    atomic.Int64
 	quota    atomic.Int64
 	pending  atomic.Int64
+	landed   atomic.Bool // transferred into since the last OnPromote call
 	d        demand
 	c        sinkCounters
 }
@@ -55,7 +56,7 @@ func newGroupSink(p *Pipeline, name string, size, capacity, floor int, crit Crit
 		},
 		OnDispose: func(s *Subspace) {
 			for _, m := range s.Members {
-				m.release(true)
+				p.endHot(m)
 			}
 		},
 	})
@@ -100,6 +101,7 @@ func (g *GroupSink) Take(k int) ([]*Hot, error) {
 		taken, rest := g.split(s, k)
 		for _, m := range taken.Members {
 			g.p.rowRemove(m.Location) // egress, as a Poll would
+			g.p.held.release(m.Index)
 		}
 		if rest != nil {
 			g.c.trims.Add(1)

@@ -433,6 +433,9 @@ func (e *env) checkHygiene(openBeforeStoreClose int) {
 		if st.DoubleReleases != 0 || st.ForeignClosed != 0 {
 			e.t.Errorf("reservation releases: %+v; want no double release and no foreign close", st)
 		}
+		if n := p.held.len(); n != 0 {
+			e.t.Errorf("%d chunks still held by the double-delivery guard after Close, want 0", n)
+		}
 	}
 }
 

@@ -212,6 +212,7 @@ func runHygiene(t *testing.T, seed uint64, steps int) {
 		}
 		if settled {
 			e.checkRows(fmt.Sprintf("step %d", step))
+			e.checkHeld(fmt.Sprintf("step %d", step))
 		}
 	}
 	if err := e.p.Settle(ctx); err != nil {

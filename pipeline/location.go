@@ -90,6 +90,15 @@ func (h *Hot) release(stageHeld bool) {
 	}
 }
 
+// endHot is the OnDispose hook of every hot stage: the entry's
+// reservation is closed and its location has left the pipeline.
+func (p *Pipeline) endHot(h *Hot) {
+	h.release(true)
+	if h != nil {
+		p.held.release(h.Index)
+	}
+}
+
 // releaseCounters count the reservation closes of one pipeline.
 type releaseCounters struct {
 	released       atomic.Uint64

@@ -200,6 +200,7 @@ func (n *NetworkSink) Redeem(t Token) (*Hot, error) {
 	l.h, l.redeemed = nil, true
 	n.mu.Unlock()
 	n.pool.p.rowRemove(h.Location) // egress, as a Poll would
+	n.pool.p.held.release(h.Index)
 	return h, nil
 }
 
@@ -217,6 +218,7 @@ func (n *NetworkSink) Release(t Token) bool {
 	h := l.h
 	n.mu.Unlock()
 	n.returnToPool(h)
+	n.pool.notifyLanded()
 	return true
 }
 
@@ -245,6 +247,7 @@ func (n *NetworkSink) expire(now time.Time) int {
 // cold when the pool has no room.
 func (n *NetworkSink) returnToPool(h *Hot) {
 	if h.live() && n.pool.room() > 0 && n.pool.ring.OfferSilent(h) {
+		n.pool.landed.Store(true)
 		return
 	}
 	if !h.live() {

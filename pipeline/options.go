@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
@@ -185,6 +186,38 @@ type Options struct {
 	Persister Persister
 	// Seed seeds the candidate draws. Default 0: a random seed.
 	Seed uint64
+	// Distribution says where candidates are drawn: for each candidate a
+	// rank k = Distribution.Pick(u, n) among the n selectable indices of
+	// Memory (ranks count from the centre of the spiral outwards), and the
+	// candidate is the k-th of them (memory.Table.Pick: one snapshot, no
+	// lock, no allocation). geom.Weighted and geom.Normal shape the draw.
+	//
+	// geom.Expand (or *geom.Expand) is the expand mode: ranks stay below
+	// the shape's Len, so when Memory's universe is larger than the shape
+	// (memory.Options.Len, for example geom.ExpandedUniverse(shape,
+	// headroom)), every bad index nearer the centre pushes selection one
+	// place further out, past the shape's edge (geom.ChunkAt). The
+	// universe is fixed when the table is made: once more indices are bad
+	// than the headroom Len - Shape.Len(), fewer than Shape.Len() indices
+	// are selectable and the draw covers those left, as without Expand. A
+	// table no larger than the shape gives Expand no room at all.
+	//
+	// Default nil: uniform over the selectable indices (memory.Table.Rand),
+	// as geom.Flat{} would draw.
+	Distribution geom.Distribution
+	// OnPromote, when set, is called with a sink's name each time an entry
+	// lands in that sink: by promotion, by a transfer or trim between sinks,
+	// or by a network lease returning to its pool. A waiting request can
+	// use it to retry on the next promotion rather than the next pulse.
+	//
+	// It is called outside every lock of the pipeline: on the goroutine of
+	// the promotion that delivered the entry, at the end of the Pulse that
+	// transferred it (once per sink and pulse), or in NetworkSink.Release.
+	// It must return quickly (close or signal a channel, say): a promotion
+	// keeps its slot of Budget.MaxPromotions, and Pulse does not return,
+	// until it does. A panic in it is logged and recovered. For a group
+	// sink it is called once per subspace. Default nil: no calls.
+	OnPromote func(sink string)
 
 	// BacklogCapacity bounds the backlog. Default 256.
 	BacklogCapacity int
@@ -247,6 +280,13 @@ func (o *Options) Validate() error {
 	}
 	if o.Check == nil {
 		add("Check is required")
+	}
+	if d := reflect.ValueOf(o.Distribution); d.Kind() == reflect.Pointer && d.IsNil() {
+		add("Distribution is a nil %T", o.Distribution)
+	} else if v, ok := o.Distribution.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			add("Distribution: %v", err)
+		}
 	}
 	capacity := func(what string, n int) {
 		if n < 0 || n > stage.MaxCapacity {

@@ -43,7 +43,7 @@ func newPersonalSink(p *Pipeline, name string, perPlayer int, crit Criteria) (*P
 		return stage.NewQueue(name+"/"+player, capacity, stage.Hooks[*Hot]{
 			OnAdd:     func(h *Hot) { p.rowAdd(h.Location) },
 			OnRemove:  func(h *Hot) { p.rowRemove(h.Location) },
-			OnDispose: func(h *Hot) { h.release(true) },
+			OnDispose: func(h *Hot) { p.endHot(h) },
 		})
 	})
 	if err != nil {
@@ -96,6 +96,7 @@ func (ps *PersonalSink) Take(player string) (*Hot, bool) {
 		}
 		if h.live() {
 			ps.c.hits.Add(1)
+			ps.p.held.release(h.Index)
 			return h, true
 		}
 		ps.c.stale.Add(1)
@@ -158,18 +159,20 @@ func (ps *PersonalSink) addPending(player string, d int) {
 	ps.mu.Unlock()
 }
 
-// deliver offers a promoted entry to player's bucket; false when the bucket
-// is closed or full (the caller demotes it).
-func (ps *PersonalSink) deliver(player string, h *Hot, now time.Time) bool {
+// deliver offers a promoted entry to player's bucket. It reports took
+// false, leaving h with the caller (who demotes it), when the bucket is
+// closed or full; otherwise the bucket took h, and stored says whether it
+// kept it (a bucket closed or filled under it disposes it).
+func (ps *PersonalSink) deliver(player string, h *Hot, now time.Time) (took, stored bool) {
 	ps.mu.Lock()
 	c, open := ps.caps[player]
 	ps.mu.Unlock()
 	s, ok := ps.keyed.Get(player)
 	if !open || !ok || s.Len() >= c {
-		return false
+		return false, false
 	}
 	h.Arrived = now
-	return s.OfferSilent(h)
+	return true, s.OfferSilent(h)
 }
 
 // Name implements HotSink.

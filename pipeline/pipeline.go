@@ -53,6 +53,12 @@ type Pipeline struct {
 	// pulseMu protects the following field.
 	rng *rand.Rand
 
+	// expandLimit caps the ranks of Options.Distribution: the shape's Len
+	// in expand mode, 0 (no cap) otherwise.
+	expandLimit int64
+	// held is the double-delivery guard (see heldSet).
+	held heldSet
+
 	workMu sync.Mutex
 	// workMu protects the following fields.
 	working int
@@ -78,7 +84,7 @@ type counters struct {
 	screened, promotions, transfers, demotions, trims atomic.Uint64
 	rowAdds, rowRemoves, mismatched                   atomic.Uint64
 	screenRejects, promotionRejects                   [stage.ReasonError + 1]atomic.Uint64
-	memoryErrors                                      atomic.Uint64
+	memoryErrors, duplicates, callbackPanics          atomic.Uint64
 }
 
 // New makes the pipeline of one region. It does no I/O: call Restore to
@@ -99,14 +105,21 @@ func New(opts Options) (*Pipeline, error) {
 		seed = binary.LittleEndian.Uint64(b[:]) | 1
 	}
 	p.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	switch opts.Distribution.(type) {
+	case geom.Expand, *geom.Expand:
+		p.expandLimit = opts.Shape.Len()
+	}
 
 	var err error
-	if p.backlog, err = stage.NewQueue[Candidate]("backlog", opts.BacklogCapacity, stage.Hooks[Candidate]{}); err != nil {
+	if p.backlog, err = stage.NewQueue("backlog", opts.BacklogCapacity, stage.Hooks[Candidate]{
+		OnDispose: func(c Candidate) { p.held.release(c.Index) },
+	}); err != nil {
 		return nil, err
 	}
 	if p.cold, err = stage.NewQueue("cold", opts.ColdCapacity, stage.Hooks[Location]{
-		OnAdd:    p.rowAdd,
-		OnRemove: p.rowRemove,
+		OnAdd:     p.rowAdd,
+		OnRemove:  p.rowRemove,
+		OnDispose: func(l Location) { p.held.release(l.Index) },
 	}); err != nil {
 		return nil, err
 	}
@@ -222,8 +235,10 @@ func (p *Pipeline) rowRemove(l Location) {
 // Restore brings the persisted locations of this region and key back as
 // cold entries (silently: their rows exist). Rows that do not belong to the
 // region (another world, an index outside the memory table or not mapping
-// to the row's chunk) are deleted. It returns how many entries it restored;
-// entries beyond the cold capacity are disposed, deleting their rows.
+// to the row's chunk) are deleted, and so is a row whose chunk already has
+// a location in the pipeline (a second copy of one place, counted in
+// Stats.Duplicates). It returns how many entries it restored; entries
+// beyond the cold capacity are disposed, deleting their rows.
 func (p *Pipeline) Restore(ctx context.Context) (int, error) {
 	if p.closed.Load() {
 		return 0, ErrClosed
@@ -239,6 +254,11 @@ func (p *Pipeline) Restore(ctx context.Context) (int, error) {
 	for _, l := range locs {
 		if !p.belongs(l) {
 			p.log.Warn("pipeline: dropping a persisted location that does not belong to the region", "location", l)
+			p.rowRemove(l)
+			continue
+		}
+		if !p.held.acquire(l.Index) {
+			p.ctr.duplicates.Add(1)
 			p.rowRemove(l)
 			continue
 		}

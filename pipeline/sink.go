@@ -255,6 +255,7 @@ type Sink struct {
 	floor    atomic.Int64 // configured floor; <= 0 means capacity, < 0 none
 	quota    atomic.Int64
 	pending  atomic.Int64 // promotions in flight into this sink
+	landed   atomic.Bool  // transferred into since the last OnPromote call
 	d        demand
 	c        sinkCounters
 }
@@ -266,7 +267,7 @@ func newSink(p *Pipeline, name string, kind Kind, capacity, floor int, crit Crit
 	ring, err := stage.NewRing(name, capacity, stage.Hooks[*Hot]{
 		OnAdd:     func(h *Hot) { p.rowAdd(h.Location) },
 		OnRemove:  func(h *Hot) { p.rowRemove(h.Location) },
-		OnDispose: func(h *Hot) { h.release(true) },
+		OnDispose: func(h *Hot) { p.endHot(h) },
 	})
 	if err != nil {
 		return nil, err
@@ -349,6 +350,7 @@ func (s *Sink) Take() (*Hot, bool) {
 		}
 		if h.live() {
 			s.c.hits.Add(1)
+			s.p.held.release(h.Index)
 			return h, true
 		}
 		s.dropStale(h)

@@ -85,6 +85,15 @@ type Stats struct {
 	RowRemoves   uint64           `json:"rowRemoves"`
 	Reservations ReservationStats `json:"reservations"`
 	MemoryErrors uint64           `json:"memoryErrors"`
+	// Held is the number of chunks (spiral indices) with a location in the
+	// pipeline now, from the draw of the candidate to its hand-out.
+	Held int `json:"held"`
+	// Duplicates counts draws, and restored rows, skipped because their
+	// chunk already had a location in the pipeline: the double-delivery
+	// guard at work.
+	Duplicates uint64 `json:"duplicates"`
+	// CallbackPanics counts panics of Options.OnPromote.
+	CallbackPanics uint64 `json:"callbackPanics"`
 }
 
 // fills returns the fill and capacity of every sink, in a fixed order:
@@ -153,6 +162,9 @@ func (p *Pipeline) Stats() Stats {
 		RowAdds:             p.ctr.rowAdds.Load(),
 		RowRemoves:          p.ctr.rowRemoves.Load(),
 		MemoryErrors:        p.ctr.memoryErrors.Load(),
+		Held:                p.held.len(),
+		Duplicates:          p.ctr.duplicates.Load(),
+		CallbackPanics:      p.ctr.callbackPanics.Load(),
 		Reservations: ReservationStats{
 			Released:       p.rel.released.Load(),
 			ForeignClosed:  p.rel.foreignClosed.Load(),
