@@ -198,7 +198,7 @@ func TestRegionsStats(t *testing.T) {
 	}
 	if s.Region != "a b/c" || s.Restored != 3 || s.Pipeline.Cold.Fill != 20 || len(s.Pipeline.Sinks) != 2 ||
 		s.Pipeline.Sinks[0].Capacity != 10 || s.Pipeline.Misses != 2 || s.Pipeline.ScreenRejections["water"] != 4 ||
-		s.Memory.TopCause != "water" || s.Memory.Coverage != 0.25 {
+		s.Memory.TopCause != "water" || s.Memory.Coverage != 0.25 || s.Resident.Open != 4 || s.Resident.Resident != 12 {
 		t.Fatalf("Stats = %+v", s)
 	}
 	wantLat := Latency{Count: 9, P50: 12 * time.Microsecond, P90: 500 * time.Microsecond,

@@ -128,7 +128,8 @@ func (f *fakeServer) handler() http.Handler {
 				"misses": 2, "screenRejections": map[string]uint64{"water": 4},
 			},
 			"memory":  map[string]any{"coverage": 0.25, "badFraction": 0.2, "topCause": "water", "topCauseShare": 0.75},
-			"latency": map[string]any{"count": 9, "p50": 0.012, "p90": 0.5, "p99": 1.5, "max": 2000},
+			"latency": map[string]any{"count": 9, "p50Ms": 0.012, "p90Ms": 0.5, "p99": 1.5, "maxMs": 2000},
+			"paused":  f.paused[name], "resident": map[string]any{"open": 4, "resident": 12},
 		})
 	})
 	mux.HandleFunc("POST /v1/regions/{region}/teleports", func(w http.ResponseWriter, r *http.Request) {

@@ -12,9 +12,11 @@ import (
 type Stats struct {
 	Region   string        `json:"region"`
 	World    string        `json:"world"`
+	Paused   bool          `json:"paused"`
 	Restored int           `json:"restored"`
 	Pipeline PipelineStats `json:"pipeline"`
 	Memory   MemoryStats   `json:"memory"`
+	Resident ResidentStats `json:"resident"`
 	// Latency summarizes the teleports served since start; nil when the
 	// server does not report it.
 	Latency *Latency `json:"latency,omitempty"`
@@ -71,6 +73,19 @@ type MemoryStats struct {
 	TopCause      string           `json:"topCause"`
 	TopCauseShare float64          `json:"topCauseShare"`
 	ByCause       map[string]int64 `json:"byCause"`
+}
+
+// ResidentStats are the counters of the resident chunk store of the
+// region's world.
+type ResidentStats struct {
+	Opened   uint64 `json:"opened"`
+	Closed   uint64 `json:"closed"`
+	Open     int    `json:"open"`
+	Hits     uint64 `json:"hits"`
+	Misses   uint64 `json:"misses"`
+	Loads    uint64 `json:"loads"`
+	Resident int    `json:"resident"`
+	Bytes    int64  `json:"bytes"`
 }
 
 // Latency summarizes the durations of the teleports a region served.
