@@ -48,8 +48,8 @@ type Latency struct {
 	Max   time.Duration `json:"max"`
 }
 
-// Engine methods of the service API. Their implementation is in progress;
-// the signatures are the contract the HTTP server is written against.
+// Engine methods of the service API: the signatures are the contract the
+// HTTP server is written against.
 var _ interface {
 	Teleport(ctx context.Context, region string, req Request) (Location, error)
 	Complete(id uint64) error

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"github.com/rtpengine/rtp/ttl"
 	"github.com/rtpengine/rtp/verify"
 	"github.com/rtpengine/rtp/verify/claims"
+	"github.com/rtpengine/rtp/verify/httpverify"
 	"github.com/rtpengine/rtp/world"
 	"github.com/rtpengine/rtp/world/procworld"
 )
@@ -36,16 +38,16 @@ import (
 const (
 	DefaultSaveInterval    = time.Minute
 	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultHandoutLifespan is how long a location handed out stays
+	// reserved when neither Complete nor Cancel is called for it.
+	DefaultHandoutLifespan = 5 * time.Minute
 	// ClaimsFile is the claims database, in the data folder.
 	ClaimsFile = "claims.db"
 	// MemoryDir is the folder of the memory files, in the data folder.
 	MemoryDir = "memory"
+	// MaxPlayerLen is the longest player name accepted, in bytes.
+	MaxPlayerLen = 64
 )
-
-// ErrUnsupported is in the chain of the error New returns for a
-// configuration this first cut cannot run (a Minecraft world, an http
-// verifier).
-var ErrUnsupported = errors.New("engine: not supported yet")
 
 // Options configure an Engine. The zero value selects every default.
 type Options struct {
@@ -53,8 +55,10 @@ type Options struct {
 	// slog.Default().
 	Logger *slog.Logger
 	// Clock tells the time to the pipelines, memory tables, resident
-	// stores and claims store. Periods (pulses, saves) are measured with
-	// real timers. Default time.Now.
+	// stores and claims store, and dates the locations handed out (for
+	// HandoutLifespan) and the network leases. Periods (pulses, saves,
+	// sweeps) are measured with real timers, and so are the durations of
+	// teleports (Location.Waited, Stats.Latency). Default time.Now.
 	Clock func() time.Time
 	// SaveInterval is how often Run saves each region's memory file
 	// besides at shutdown. Default DefaultSaveInterval (1 min).
@@ -62,6 +66,12 @@ type Options struct {
 	// ShutdownTimeout bounds the orderly shutdown Run performs once its
 	// context ends. Default DefaultShutdownTimeout (10 s).
 	ShutdownTimeout time.Duration
+	// HandoutLifespan is how long a location handed out (by Teleport or
+	// Redeem) keeps its reservation when neither Complete nor Cancel is
+	// called: Run closes it once that long has passed on Clock, checking
+	// every HandoutLifespan/10 (at least every second, at most every
+	// 10 ms). Default DefaultHandoutLifespan (5 min).
+	HandoutLifespan time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -77,25 +87,32 @@ func (o Options) withDefaults() Options {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if o.HandoutLifespan <= 0 {
+		o.HandoutLifespan = DefaultHandoutLifespan
+	}
 	return o
+}
+
+// sweepInterval is how often Run closes the handouts past their lifespan.
+func (o Options) sweepInterval() time.Duration {
+	return min(max(o.HandoutLifespan/10, 10*time.Millisecond), time.Second)
 }
 
 // Engine runs the regions of one configuration (see the package
 // documentation).
 //
 // Make one with New; the zero value is not usable. An Engine is safe for
-// concurrent use: Teleport, Complete, Stats and Claims may be called from
-// any goroutine while Run runs. Run may be called once; it owns the
-// goroutines it starts and stops them before it returns.
+// concurrent use: every method may be called from any goroutine while Run
+// runs. Run may be called once; it owns the goroutines it starts and stops
+// them before it returns.
 type Engine struct {
 	opts Options
 	log  *slog.Logger
-	cfg  *config.Config
 
 	db      *sqlitepersist.DB
 	claims  *claims.Store
-	policy  *ttl.Policy
-	archive *archive.Archive // of the first procedural world; nil if none
+	policy  atomic.Pointer[ttl.Policy] // swapped by Reload
+	http    []*httpverify.Verifier
 	worlds  map[string]*worldState
 	regions map[string]*Region
 	names   []string // region names, sorted
@@ -108,9 +125,12 @@ type Engine struct {
 	runDone  chan struct{} // closed when Run returns
 
 	nextID atomic.Uint64
-	outMu  sync.Mutex
-	// outMu protects the following field.
-	out map[uint64]*pipeline.Hot // locations handed out, until Complete
+	out    handouts // locations handed out, until Complete, Cancel or their lifespan
+
+	reloadMu sync.Mutex
+	// reloadMu protects the following field (New writes it before the
+	// Engine is shared).
+	cfg *config.Config
 }
 
 // worldState is one world's chunk source and resident store.
@@ -140,8 +160,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 		regions:  map[string]*Region{},
 		stopping: make(chan struct{}),
 		runDone:  make(chan struct{}),
-		out:      map[uint64]*pipeline.Hot{},
 	}
+	e.out.init()
 	defer func() {
 		if err != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownTimeout)
@@ -149,30 +169,45 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 			_ = e.shutdown(cctx)
 		}
 	}()
-	for _, v := range cfg.Verifiers {
-		if v.Kind != config.KindClaims {
-			return nil, fmt.Errorf("%w: verifier %q of kind %s", ErrUnsupported, v.Name, v.Kind)
-		}
-	}
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, MemoryDir), 0o755); err != nil {
 		return nil, fmt.Errorf("engine: data folder: %w", err)
 	}
-	if e.policy, err = ttl.LoadFileOrDefault(cfg.TTLPath()); err != nil {
+	policy, err := ttl.LoadFileOrDefault(cfg.TTLPath())
+	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	e.policy.Store(policy)
 	if e.claims, err = claims.Open(ctx, cfg.InDataDir(ClaimsFile), claims.Options{Clock: opts.Clock}); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	if e.db, err = sqlitepersist.Open(ctx, cfg.DatabasePath(), sqlitepersist.Options{Logger: e.log}); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	for _, v := range cfg.Verifiers {
+		if v.Kind != config.KindHTTP {
+			continue
+		}
+		hv, err := httpverify.New(v.Name, v.URL, httpverify.Options{Timeout: v.Timeout})
+		if err != nil {
+			return nil, fmt.Errorf("engine: verifier %q: %w", v.Name, err)
+		}
+		e.http = append(e.http, hv)
+	}
 	worldNames := make([]string, 0, len(cfg.Worlds))
 	for name := range cfg.Worlds {
 		worldNames = append(worldNames, name)
 	}
 	slices.Sort(worldNames)
+	procedural := 0
 	for _, name := range worldNames {
-		w, err := e.openWorld(ctx, name, cfg.Worlds[name])
+		wc := cfg.Worlds[name]
+		var w *worldState
+		if wc.Kind == config.KindProcedural {
+			w, err = e.openProcedural(ctx, name, wc, archivePath(cfg, procedural, name))
+			procedural++
+		} else {
+			w, err = e.openMinecraft(name, wc)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -192,45 +227,53 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 	return e, nil
 }
 
-// openWorld builds a world's chunk source and resident store: a
-// Minecraft save folder read through world/anvil (read-only), or the
-// procedural world (procgen -> archive -> procworld).
-func (e *Engine) openWorld(ctx context.Context, name string, wc config.World) (*worldState, error) {
-	switch wc.Kind {
-	case config.KindProcedural:
-		return e.openProcedural(ctx, name, wc)
-	case config.KindMinecraft:
-		opts, err := wc.AnvilOptions()
-		if err != nil {
-			return nil, fmt.Errorf("engine: world %q: %w", name, err)
-		}
-		src, err := anvil.Open(wc.Path, opts)
-		if err != nil {
-			return nil, fmt.Errorf("engine: world %q: %w", name, err)
-		}
-		w := &worldState{name: name, source: src, closer: src}
-		w.resident = world.NewResident(src, world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name)})
-		return w, nil
+// archivePath returns the archive file of the n-th procedural world in
+// name order (n from 0): the configured path for the first, and beside it
+// "<base>-<world><ext>" for the others (archive.db -> archive-<world>.db;
+// ".db" when the configured name has no extension). An archive store
+// serves one archive at a time, so every procedural world has its own.
+func archivePath(cfg *config.Config, n int, world string) string {
+	p := cfg.ArchivePath()
+	if n == 0 {
+		return p
 	}
-	return nil, fmt.Errorf("%w: world %q of kind %s", ErrUnsupported, name, wc.Kind)
+	ext := filepath.Ext(p)
+	if ext == "" {
+		ext = ".db"
+	}
+	return strings.TrimSuffix(p, filepath.Ext(p)) + "-" + world + ext
 }
 
-// openProcedural builds a procedural world: procgen -> archive -> procworld
-// -> resident store. The first procedural world gets the archive store.
-func (e *Engine) openProcedural(ctx context.Context, name string, wc config.World) (*worldState, error) {
+// openMinecraft builds a Minecraft world: its save folder read through
+// world/anvil (read-only), behind a resident store.
+func (e *Engine) openMinecraft(name string, wc config.World) (*worldState, error) {
+	opts, err := wc.AnvilOptions()
+	if err != nil {
+		return nil, fmt.Errorf("engine: world %q: %w", name, err)
+	}
+	src, err := anvil.Open(wc.Path, opts)
+	if err != nil {
+		return nil, fmt.Errorf("engine: world %q: %w", name, err)
+	}
+	w := &worldState{name: name, source: src, closer: src}
+	w.resident = world.NewResident(src, world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name)})
+	return w, nil
+}
+
+// openProcedural builds a procedural world: procgen -> archive (its store
+// at path) -> procworld -> resident store. A store that fails to open is
+// logged once by the archive, which then runs without one.
+func (e *Engine) openProcedural(ctx context.Context, name string, wc config.World, path string) (*worldState, error) {
 	gen, err := procgen.New(wc.Procedural.Params())
 	if err != nil {
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}
 	aopts := archive.Options{Logger: e.log.With("world", name), Clock: e.opts.Clock}
 	var store archive.Store
-	switch {
-	case e.cfg.Archive.Disabled:
+	if e.cfg.Archive.Disabled {
 		aopts.StoreError = errors.New("archive disabled in the configuration")
-	case e.archive != nil:
-		aopts.StoreError = errors.New("the archive store serves another world")
-	default:
-		s, err := sqlitestore.Open(ctx, e.cfg.ArchivePath(), sqlitestore.Options{Limits: e.cfg.Archive.Limits(), Logger: e.log})
+	} else {
+		s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Limits: e.cfg.Archive.Limits(), Logger: e.log})
 		if err != nil {
 			aopts.StoreError = err
 		} else {
@@ -243,9 +286,6 @@ func (e *Engine) openProcedural(ctx context.Context, name string, wc config.Worl
 			_ = store.Close()
 		}
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
-	}
-	if store != nil {
-		e.archive = arch
 	}
 	w := &worldState{name: name, archive: arch}
 	if w.source, err = procworld.New(arch, procworld.Options{}); err != nil {
@@ -263,6 +303,12 @@ type regionKey struct {
 	Shape     config.Shape
 	Safety    safety.Rules
 	Verifiers []string
+}
+
+// ttl is the memory tables' TTL function: the policy in force, which
+// Reload swaps.
+func (e *Engine) ttl(c memory.Cause, source string) time.Duration {
+	return e.policy.Load().TTL(c, source)
 }
 
 // openRegion builds a region: memory table, checker, verifiers, pipeline,
@@ -284,23 +330,38 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
 	}
-	r := &Region{
-		e:        e,
-		name:     name,
-		cfg:      rc,
-		world:    w,
-		shape:    shape,
-		dist:     dist,
-		checker:  checker,
-		memPath:  filepath.Join(e.cfg.DataDir, MemoryDir, name+".bin"),
-		pulsed:   make(chan struct{}),
-		log:      e.log.With("region", name),
-		verifier: verify.New(verify.Options{}),
+	https := e.httpVerifiers(e.cfg, name)
+	timeout := verify.DefaultTimeout
+	for _, v := range e.cfg.Verifiers {
+		if v.Kind == config.KindHTTP && listsRegion(v, name) {
+			timeout = max(timeout, v.Timeout)
+		}
 	}
+	r := &Region{
+		e:          e,
+		name:       name,
+		cfg:        rc,
+		world:      w,
+		shape:      shape,
+		dist:       dist,
+		checker:    checker,
+		memPath:    filepath.Join(e.cfg.DataDir, MemoryDir, name+".bin"),
+		log:        e.log.With("region", name),
+		verifier:   verify.New(verify.Options{Timeout: timeout}),
+		leaseTTL:   rc.Sinks.Network.Lease,
+		firstPulse: make(chan struct{}),
+		marks:      make(chan geom.Block, markQueue),
+	}
+	r.period.Store(int64(rc.Pulse))
+	r.unique.Store(rc.UniquePlacement.Radius)
 	mopts := rc.MemoryOptions()
 	mopts.Shape = shape
+	if _, ok := dist.(geom.Expand); ok {
+		// Room past the edge for as many chunks as the shape holds.
+		mopts.Len = geom.ExpandedUniverse(shape, shape.Len())
+	}
 	mopts.World = rc.World
-	mopts.TTL = e.policy.TTL
+	mopts.TTL = e.ttl
 	mopts.Clock = e.opts.Clock
 	r.mem, err = memory.Open(r.memPath, mopts)
 	var ce *memory.CorruptError
@@ -310,8 +371,13 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	case err != nil:
 		return nil, fmt.Errorf("engine: region %q: memory: %w", name, err)
 	}
-	if e.regionVerified(name) {
+	if claimsVerify(e.cfg, name) {
 		if err := e.claims.Register(r.verifier); err != nil {
+			return nil, fmt.Errorf("engine: region %q: %w", name, err)
+		}
+	}
+	for _, hv := range https {
+		if err := hv.Register(r.verifier); err != nil {
 			return nil, fmt.Errorf("engine: region %q: %w", name, err)
 		}
 	}
@@ -325,6 +391,7 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	}
 	popts := rc.PipelineOptions(name)
 	popts.Shape = shape
+	popts.Distribution = dist
 	popts.Memory = r.mem
 	popts.Reserver = w.resident
 	popts.Screen = r.screen
@@ -333,6 +400,21 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	popts.Persister = persister
 	popts.Clock = e.opts.Clock
 	popts.Logger = e.log
+	popts.OnPromote = r.promoted
+	if len(https) > 0 {
+		// An out-of-process verifier decides these sinks' entries: they
+		// take transfers by provenance only.
+		popts.General.Criteria.Extrinsic = true
+		popts.Login.Criteria.Extrinsic = true
+		popts.Network.Criteria.Extrinsic = true
+		popts.Personal.Criteria.Extrinsic = true
+		for i := range popts.Extra {
+			popts.Extra[i].Criteria.Extrinsic = true
+		}
+		for i := range popts.Groups {
+			popts.Groups[i].Criteria.Extrinsic = true
+		}
+	}
 	if rc.Sinks.Network.Enabled {
 		if popts.Network.Secret, err = rc.Sinks.Network.Secret(); err != nil {
 			return nil, fmt.Errorf("engine: region %q: %w", name, err)
@@ -341,6 +423,7 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	if r.pipe, err = pipeline.New(popts); err != nil {
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
 	}
+	r.initSinks(popts)
 	n, err := r.pipe.Restore(ctx)
 	if err != nil {
 		_ = r.pipe.Close(ctx)
@@ -351,19 +434,42 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	return r, nil
 }
 
-// regionVerified reports whether the claims store checks region: always
-// when no verifier is configured; otherwise when a claims verifier lists
-// the region or lists none.
-func (e *Engine) regionVerified(region string) bool {
-	if len(e.cfg.Verifiers) == 0 {
+// listsRegion reports whether verifier v checks region: it lists it, or
+// lists none.
+func listsRegion(v config.Verifier, region string) bool {
+	return len(v.Regions) == 0 || slices.Contains(v.Regions, region)
+}
+
+// claimsVerify reports whether the claims store checks region under cfg:
+// always when no verifier is configured; otherwise when a claims verifier
+// lists the region or lists none.
+func claimsVerify(cfg *config.Config, region string) bool {
+	if len(cfg.Verifiers) == 0 {
 		return true
 	}
-	for _, v := range e.cfg.Verifiers {
-		if v.Kind == config.KindClaims && (len(v.Regions) == 0 || slices.Contains(v.Regions, region)) {
+	for _, v := range cfg.Verifiers {
+		if v.Kind == config.KindClaims && listsRegion(v, region) {
 			return true
 		}
 	}
 	return false
+}
+
+// httpVerifiers returns the http verifiers of cfg that check region, in
+// configuration order (e.http holds them in that order).
+func (e *Engine) httpVerifiers(cfg *config.Config, region string) []*httpverify.Verifier {
+	var out []*httpverify.Verifier
+	i := 0
+	for _, v := range cfg.Verifiers {
+		if v.Kind != config.KindHTTP {
+			continue
+		}
+		if listsRegion(v, region) {
+			out = append(out, e.http[i])
+		}
+		i++
+	}
+	return out
 }
 
 // Claims returns the claims store. Claims added to it are in force at once
@@ -396,7 +502,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		wg.Go(func() { r.pulseLoop(runCtx) })
 		wg.Go(func() { _ = r.mem.Run(runCtx) })
 		wg.Go(func() { r.saveLoop(runCtx, e.opts.SaveInterval) })
+		wg.Go(func() { r.markLoop(runCtx) })
 	}
+	wg.Go(func() { e.sweepLoop(runCtx) })
 	select {
 	case <-ctx.Done():
 	case <-e.stopping: // Close called meanwhile
@@ -407,6 +515,20 @@ func (e *Engine) Run(ctx context.Context) error {
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.ShutdownTimeout)
 	defer scancel()
 	return e.shutdown(sctx)
+}
+
+// sweepLoop closes the handouts past their lifespan until ctx ends.
+func (e *Engine) sweepLoop(ctx context.Context) {
+	tick := time.NewTicker(e.opts.sweepInterval())
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			e.out.expire(e.opts.Clock().Add(-e.opts.HandoutLifespan))
+		}
+	}
 }
 
 // Close shuts the engine down (see Run); an Engine that runs stops its
@@ -424,8 +546,18 @@ func (e *Engine) Close(ctx context.Context) error {
 	return e.shutdown(ctx)
 }
 
-// stopIntake makes new and waiting teleports fail with ReasonShutdown.
+// stopIntake makes new and waiting calls fail with ReasonShutdown.
 func (e *Engine) stopIntake() { e.stopOnce.Do(func() { close(e.stopping) }) }
+
+// stopped reports whether shutdown has started.
+func (e *Engine) stopped() bool {
+	select {
+	case <-e.stopping:
+		return true
+	default:
+		return false
+	}
+}
 
 // shutdown closes everything once, in order; later calls return the first
 // call's error.
@@ -444,17 +576,16 @@ func (e *Engine) shutdown(ctx context.Context) error {
 				}
 			}
 			if r.mem != nil {
+				r.drainMarks()
 				if err := r.mem.Save(r.memPath); err != nil {
 					errs = append(errs, fmt.Errorf("engine: region %q: save memory: %w", name, err))
 				}
 			}
 		}
-		e.outMu.Lock()
-		for id, h := range e.out {
-			h.Close()
-			delete(e.out, id)
+		e.out.closeAll()
+		for _, hv := range e.http {
+			hv.Close()
 		}
-		e.outMu.Unlock()
 		for _, w := range e.worlds {
 			if w.archive != nil {
 				if err := w.archive.Flush(ctx); err != nil {
@@ -492,12 +623,46 @@ func (e *Engine) shutdown(ctx context.Context) error {
 
 // Stats are a region's counters and gauges.
 type Stats struct {
-	Region   string              `json:"region"`
-	World    string              `json:"world"`
-	Restored int                 `json:"restored"` // cold entries restored at start
+	Region string `json:"region"`
+	World  string `json:"world"`
+	// Paused reports whether the region's scan is paused (ScanPause).
+	Paused   bool `json:"paused"`
+	Restored int  `json:"restored"` // cold entries restored at start
+	// Latency summarizes the durations of the region's teleports served
+	// since start (Location.Waited), misses and failures excluded.
+	Latency Latency `json:"latency"`
+	// Served counts the locations handed out, by the name of the sink
+	// that served them.
+	Served   map[string]uint64   `json:"served"`
+	Handouts HandoutStats        `json:"handouts"`
+	Unique   UniqueStats         `json:"unique"`
 	Pipeline pipeline.Stats      `json:"pipeline"`
 	Memory   memory.Stats        `json:"memory"`
 	Resident world.ResidentStats `json:"resident"` // the region's world's store
+}
+
+// HandoutStats count the locations handed out by a region and how their
+// reservations ended.
+type HandoutStats struct {
+	Open      int64  `json:"open"`      // handed out, not yet closed
+	Completed uint64 `json:"completed"` // closed by Complete
+	Cancelled uint64 `json:"cancelled"` // closed by Cancel
+	Expired   uint64 `json:"expired"`   // closed by their lifespan
+}
+
+// UniqueStats count the work of unique placement (see
+// config.UniquePlacement).
+type UniqueStats struct {
+	Radius int64 `json:"radius"` // in blocks; 0 when off
+	// Marked counts the places whose area was marked; Chunks the chunks
+	// marked for them.
+	Marked uint64 `json:"marked"`
+	Chunks uint64 `json:"chunks"`
+	// Lost counts places not marked because the queue of marks was full.
+	Lost uint64 `json:"lost"`
+	// Dropped counts cached locations found inside a marked area when
+	// taken, and closed instead of handed out.
+	Dropped uint64 `json:"dropped"`
 }
 
 // Stats returns the stats of a region. It fails with an *Error of
@@ -507,10 +672,30 @@ func (e *Engine) Stats(region string) (Stats, error) {
 	if r == nil {
 		return Stats{}, &Error{Region: region, Reason: ReasonUnknownRegion}
 	}
+	served := make(map[string]uint64, len(r.served))
+	for name, c := range r.served {
+		served[name] = c.Load()
+	}
 	return Stats{
 		Region:   region,
 		World:    r.cfg.World,
+		Paused:   r.paused.Load(),
 		Restored: r.restored,
+		Latency:  r.latency.Latency(),
+		Served:   served,
+		Handouts: HandoutStats{
+			Open:      r.ctr.open.Load(),
+			Completed: r.ctr.completed.Load(),
+			Cancelled: r.ctr.cancelled.Load(),
+			Expired:   r.ctr.expired.Load(),
+		},
+		Unique: UniqueStats{
+			Radius:  r.unique.Load(),
+			Marked:  r.ctr.marked.Load(),
+			Chunks:  r.ctr.markedChunks.Load(),
+			Lost:    r.ctr.marksLost.Load(),
+			Dropped: r.ctr.dropped.Load(),
+		},
 		Pipeline: r.pipe.Stats(),
 		Memory:   r.mem.Stats(),
 		Resident: r.world.resident.Stats(),

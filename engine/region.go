@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rtpengine/rtp/config"
@@ -17,13 +18,16 @@ import (
 	"github.com/rtpengine/rtp/world"
 )
 
+// markQueue bounds the places waiting for their unique-placement marks.
+const markQueue = 1024
+
 // Region is one configured region: its shape and distribution, memory,
 // safety checker, verifiers and pipeline, on its world. Regions are made by
 // New; the zero value is not usable. A Region is safe for concurrent use.
 type Region struct {
 	e        *Engine
 	name     string
-	cfg      config.Region
+	cfg      config.Region // as configured at New; Reload changes the live fields below
 	world    *worldState
 	shape    geom.Shape
 	dist     geom.Distribution
@@ -34,10 +38,33 @@ type Region struct {
 	pipe     *pipeline.Pipeline
 	restored int
 	log      *slog.Logger
+	leaseTTL time.Duration
 
-	pulseMu sync.Mutex
-	// pulseMu protects the following field.
-	pulsed chan struct{} // closed and replaced after every pulse
+	// Live settings, changed by Reload and ScanPause/ScanResume.
+	period atomic.Int64 // pulse period, in nanoseconds
+	unique atomic.Int64 // unique-placement radius, in blocks; 0 off
+	paused atomic.Bool
+
+	// loopMu is held by every pulse; ScanReset holds it to keep pulses
+	// out while it empties the region.
+	loopMu     sync.Mutex
+	firstPulse chan struct{} // closed after the first pulse
+	firstOnce  sync.Once
+
+	// Set by initSinks before the pipeline runs, read-only afterwards.
+	signals map[string]*signal        // by sink name: an entry landed
+	served  map[string]*atomic.Uint64 // by sink name: locations handed out
+	names   struct{ login, network, personal string }
+
+	latency histogram
+	marks   chan geom.Block // places whose area awaits its marks
+	ctr     struct {
+		open                 atomic.Int64
+		completed, cancelled atomic.Uint64
+		expired              atomic.Uint64
+		marked, markedChunks atomic.Uint64
+		marksLost, dropped   atomic.Uint64
+	}
 }
 
 // Name returns the region's name.
@@ -46,8 +73,8 @@ func (r *Region) Name() string { return r.name }
 // Shape returns the region's shape, in chunks.
 func (r *Region) Shape() geom.Shape { return r.shape }
 
-// Distribution returns the region's distribution. (The pipeline draws
-// candidates uniformly from the memory table in this first cut.)
+// Distribution returns the region's distribution: the pipeline draws its
+// candidates through it.
 func (r *Region) Distribution() geom.Distribution { return r.dist }
 
 // Checker returns the region's safety checker.
@@ -61,6 +88,75 @@ func (r *Region) Memory() *memory.Table { return r.mem }
 
 // MemoryPath returns the path of the region's memory file.
 func (r *Region) MemoryPath() string { return r.memPath }
+
+// Verifiers returns the region's verifier registry.
+func (r *Region) Verifiers() *verify.Registry { return r.verifier }
+
+// initSinks records the names of the pipeline's sinks and makes a signal
+// and a counter for each. It runs before the pipeline does any work, so
+// the maps are read without a lock afterwards.
+func (r *Region) initSinks(o pipeline.Options) {
+	r.signals = map[string]*signal{}
+	r.served = map[string]*atomic.Uint64{}
+	add := func(name string) {
+		r.signals[name] = newSignal()
+		r.served[name] = new(atomic.Uint64)
+	}
+	add(r.pipe.General().Name())
+	for _, x := range o.Extra {
+		add(x.Name)
+	}
+	if l := r.pipe.Login(); l != nil {
+		r.names.login = l.Name()
+		add(l.Name())
+	}
+	if n := r.pipe.Network(); n != nil {
+		r.names.network = n.Name()
+		add(n.Name())
+	}
+	if p := r.pipe.Personal(); p != nil {
+		r.names.personal = p.Name()
+		add(p.Name())
+	}
+	for _, g := range o.Groups {
+		add(g.Name)
+	}
+}
+
+// promoted is the pipeline's OnPromote: it wakes the requests waiting on
+// that sink.
+func (r *Region) promoted(sink string) {
+	if s := r.signals[sink]; s != nil {
+		s.notify()
+	}
+}
+
+// wakeAll wakes every waiting request of the region, so that each looks
+// at the region's state again (paused).
+func (r *Region) wakeAll() {
+	for _, s := range r.signals {
+		s.notify()
+	}
+}
+
+// signal is a broadcast without a lock: wait returns a channel that the
+// next notify closes. A waiter takes the channel, then looks at the state
+// it waits for, then waits: a notify between the two is not lost.
+type signal struct{ ch atomic.Pointer[chan struct{}] }
+
+func newSignal() *signal {
+	s := &signal{}
+	ch := make(chan struct{})
+	s.ch.Store(&ch)
+	return s
+}
+
+func (s *signal) wait() <-chan struct{} { return *s.ch.Load() }
+
+func (s *signal) notify() {
+	ch := make(chan struct{})
+	close(*s.ch.Swap(&ch))
+}
 
 // screen is the pipeline's ScreenFunc: the safety screen on the chunk's
 // surface summary, read through the archive, without a reservation.
@@ -78,51 +174,48 @@ func (r *Region) screen(ctx context.Context, c geom.Chunk) (pipeline.Screened, e
 
 // check is the pipeline's CheckFunc: the full safety check of the column
 // on the reserved chunk. The verifiers run after it, in the pipeline.
+// With unique placement on, a chunk that memory holds as rejected (marked
+// around a place handed out since the location was screened) is refused
+// with CauseUniquePlacement: this is what keeps cold entries, and hot ones
+// moving between sinks, out of a marked area.
 func (r *Region) check(res *world.Reservation, b geom.Block) (int, memory.Cause, bool) {
 	result, ok := r.checker.Accepts(res, b)
 	if !ok {
 		return 0, result.Cause(), false
 	}
+	if r.unique.Load() > 0 {
+		if i, err := r.mem.ChunkIndex(b.Chunk()); err == nil && r.mem.IsBad(i) {
+			return 0, memory.CauseUniquePlacement, false
+		}
+	}
 	return result.Y, 0, true
 }
 
-// waitPulse returns a channel closed after the region's next pulse.
-func (r *Region) waitPulse() <-chan struct{} {
-	r.pulseMu.Lock()
-	defer r.pulseMu.Unlock()
-	return r.pulsed
-}
-
-// signalPulse wakes the teleports waiting for a pulse.
-func (r *Region) signalPulse() {
-	r.pulseMu.Lock()
-	close(r.pulsed)
-	r.pulsed = make(chan struct{})
-	r.pulseMu.Unlock()
-}
-
-// pulseLoop pulses the pipeline every cfg.Pulse until ctx ends.
+// pulseLoop pulses the pipeline every period (which Reload may change)
+// until ctx ends. A paused region skips its pulses.
 func (r *Region) pulseLoop(ctx context.Context) {
-	period := r.cfg.Pulse
-	if period <= 0 {
-		period = config.DefaultPulse
-	}
-	tick := time.NewTicker(period)
-	defer tick.Stop()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
 	for {
-		err := r.pipe.Pulse(ctx)
-		r.signalPulse()
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		var err error
+		if !r.paused.Load() {
+			r.loopMu.Lock()
+			err = r.pipe.Pulse(ctx)
+			r.loopMu.Unlock()
+		}
+		r.firstOnce.Do(func() { close(r.firstPulse) })
 		switch {
 		case errors.Is(err, pipeline.ErrClosed) || ctx.Err() != nil:
 			return
 		case err != nil:
 			r.log.Warn("engine: pulse failed", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+		timer.Reset(time.Duration(r.period.Load()))
 	}
 }
 
@@ -143,11 +236,82 @@ func (r *Region) saveLoop(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// sink returns the hot sink of that name: "" and "general" name the
-// general sink.
+// sink returns the unleased single-target sink of that name: "" and
+// "general" name the general sink; then the extra sinks.
 func (r *Region) sink(name string) *pipeline.Sink {
 	if name == "" || name == r.pipe.General().Name() {
 		return r.pipe.General()
 	}
 	return r.pipe.Extra(name)
+}
+
+// queueMark asks for the area around b to be marked, without blocking:
+// when the queue is full the place is counted as lost.
+func (r *Region) queueMark(b geom.Block) {
+	select {
+	case r.marks <- b:
+	default:
+		r.ctr.marksLost.Add(1)
+	}
+}
+
+// markLoop marks the areas of the places queued until ctx ends, then
+// marks those still queued. After each batch it rebuilds the memory
+// table, so that the marks count at once (IsBad, draws).
+func (r *Region) markLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			r.drainMarks()
+			return
+		case b := <-r.marks:
+			r.markArea(b)
+			r.drainMarks()
+			r.mem.Rebuild()
+		}
+	}
+}
+
+// drainMarks marks the areas of every place queued, without waiting.
+func (r *Region) drainMarks() {
+	for {
+		select {
+		case b := <-r.marks:
+			r.markArea(b)
+		default:
+			return
+		}
+	}
+}
+
+// markArea records every chunk of the region's shape whose centre lies
+// within the unique-placement radius of b, and b's own chunk, as rejected
+// with memory.CauseUniquePlacement.
+func (r *Region) markArea(b geom.Block) {
+	radius := r.unique.Load()
+	if radius <= 0 {
+		return
+	}
+	r.ctr.marked.Add(1)
+	own := b.Chunk()
+	lo := geom.Block{X: b.X - radius, Z: b.Z - radius}.Chunk()
+	hi := geom.Block{X: b.X + radius, Z: b.Z + radius}.Chunk()
+	for cz := lo.Z; cz <= hi.Z; cz++ {
+		for cx := lo.X; cx <= hi.X; cx++ {
+			c := geom.Chunk{X: cx, Z: cz}
+			m := c.Center()
+			dx, dz := m.X-b.X, m.Z-b.Z
+			if c != own && dx*dx+dz*dz > radius*radius {
+				continue
+			}
+			if !r.shape.Contains(c) {
+				continue
+			}
+			if err := r.mem.AddBadChunk(c, memory.CauseUniquePlacement, ""); err != nil {
+				r.log.Warn("engine: unique placement mark failed", "chunk", c, "err", err)
+				continue
+			}
+			r.ctr.markedChunks.Add(1)
+		}
+	}
 }

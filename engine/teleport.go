@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rtpengine/rtp/pipeline"
 )
@@ -15,18 +18,26 @@ const (
 	// ReasonUnknownSink: the region has no hot sink of that name.
 	ReasonUnknownSink = "unknown-sink"
 	// ReasonNoLocation: no location became ready before the request's
-	// context ended.
+	// context ended (or, for Reserve, none was ready).
 	ReasonNoLocation = "no-location"
 	// ReasonShutdown: the engine is shutting down.
 	ReasonShutdown = "shutdown"
-	// ReasonUnknownID: Complete was given an ID not handed out, or one
-	// already completed.
+	// ReasonUnknownID: Complete or Cancel was given an ID not handed out,
+	// or one already closed (completed, cancelled, or past its lifespan).
 	ReasonUnknownID = "unknown-id"
 )
 
-// Error is the error of a failed teleport or completion: the region, the
-// reason (one of the Reason constants) and, when there is one, the
-// underlying error (the context's, for ReasonNoLocation).
+// Names of the sinks a region's configuration gives them.
+const (
+	SinkGeneral  = "general"
+	SinkLogin    = "login"
+	SinkNetwork  = "network"
+	SinkPersonal = "personal"
+)
+
+// Error is the error of a failed call: the region, the sink, the reason
+// (one of the Reason constants) and, when there is one, the underlying
+// error (the context's, for ReasonNoLocation).
 type Error struct {
 	Region string
 	Sink   string
@@ -53,18 +64,30 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Request is a teleport request.
 type Request struct {
-	// Player names the player (for logs; personal sinks are not wired in
-	// this first cut).
+	// Player names the player: required, valid UTF-8, at most
+	// MaxPlayerLen bytes.
 	Player string
-	// Sink names the hot sink to take from. Default "": the general sink.
+	// Sink chooses where the location comes from:
+	//
+	//	""          the player's personal queue when it holds a location,
+	//	            else the general sink (waiting on it)
+	//	"general"   the general sink; an extra sink by its name
+	//	"login"     the login reserve; when it is empty, the general sink
+	//	            (waiting on it)
+	//	"personal"  the player's personal queue only, waiting on it (the
+	//	            queue must be open: OpenQueue)
+	//
+	// A network location is taken with Token, not Sink. Default "".
 	Sink string
-	// Token is a network token: the teleport redeems its lease.
+	// Token is a network token: the teleport redeems its lease, without
+	// waiting (Sink is ignored).
 	Token string
 }
 
 // Location is a landing place handed to a player: the block column X, Z,
 // the landing y (the block the player's feet occupy) in World. Its chunk
-// stays reserved until Complete(ID).
+// stays reserved until Complete(ID), Cancel(ID) or the end of its lifespan
+// (Options.HandoutLifespan).
 type Location struct {
 	ID     uint64 `json:"id"`
 	Region string `json:"region"`
@@ -72,83 +95,356 @@ type Location struct {
 	X      int64  `json:"x"`
 	Y      int64  `json:"y"`
 	Z      int64  `json:"z"`
-	// Biome is the biome of the landing column.
+	// Biome is the biome of the landing column ("minecraft:plains"), read
+	// from the reserved chunk; "" when it could not be read.
 	Biome string `json:"biome"`
 	// Sink names the sink that served the location.
 	Sink string `json:"sink"`
-	// Waited is how long the request waited for it.
+	// Waited is how long the request took, from the call to the answer.
 	Waited time.Duration `json:"waited"`
 }
 
-// Teleport hands out a safe, verified location of region. On a miss it
-// waits for the region's next pulse and tries again, until ctx ends
-// (ReasonNoLocation) or the engine shuts down (ReasonShutdown). Every
-// failure is an *Error. The caller calls Complete with the location's ID
-// once the player has moved (or gave up).
+// Teleport hands out a safe, verified location of region (see Request for
+// the sink it comes from). On a miss it waits for the next entry that lands
+// in the sink it waits on, until ctx ends (ReasonNoLocation) or the engine
+// shuts down (ReasonShutdown); a region whose scan is paused fails at once
+// with ReasonPaused instead of waiting. Every failure is an *Error. The
+// caller calls Complete with the location's ID once the player has moved,
+// or Cancel if the player gave up.
+//
+// A hit does not allocate beyond the location's biome name lookup and the
+// bookkeeping of the handout, and takes no lock but the handout table's
+// shard (see BenchmarkTeleportHot).
 func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Location, error) {
+	start := time.Now()
 	r := e.regions[region]
 	if r == nil {
 		return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonUnknownRegion}
+	}
+	if e.stopped() {
+		return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonShutdown}
+	}
+	if err := checkPlayer(req.Player); err != nil {
+		return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonInvalid, Err: err}
+	}
+	if req.Token != "" {
+		return e.redeem(r, req.Token, start)
+	}
+	switch req.Sink {
+	case "":
+		if ps := r.pipe.Personal(); ps != nil && ps.PlayerLen(req.Player) > 0 {
+			src := r.personalSource(req.Player)
+			if h, ok := e.take(r, &src); ok {
+				return e.handOut(r, h, src.name, start)
+			}
+		}
+		return e.serve(ctx, r, r.sinkSource(r.pipe.General()), start)
+	case SinkLogin, r.names.login:
+		l := r.pipe.Login()
+		if l == nil {
+			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonNoSink}
+		}
+		if h, ok := l.Take(); ok {
+			if r.unique.Load() > 0 && r.mem.IsBad(h.Index) {
+				r.drop(h)
+			} else {
+				return e.handOut(r, h, l.Name(), start)
+			}
+		}
+		return e.serve(ctx, r, r.sinkSource(r.pipe.General()), start)
+	case SinkPersonal, r.names.personal:
+		ps := r.pipe.Personal()
+		if ps == nil {
+			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonNoSink}
+		}
+		if !r.queueOpen(req.Player) {
+			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonNoSink,
+				Err: fmt.Errorf("player %q has no open queue", req.Player)}
+		}
+		return e.serve(ctx, r, r.personalSource(req.Player), start)
+	case SinkNetwork, r.names.network:
+		return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonInvalid,
+			Err: errors.New("the network sink serves by token: pass Token")}
 	}
 	s := r.sink(req.Sink)
 	if s == nil {
 		return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonUnknownSink}
 	}
-	for first := true; ; first = false {
-		select {
-		case <-e.stopping:
-			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonShutdown}
-		default:
+	return e.serve(ctx, r, r.sinkSource(s), start)
+}
+
+// checkPlayer reports what is wrong with a player name, or nil.
+func checkPlayer(p string) error {
+	switch {
+	case p == "":
+		return errors.New("empty player name")
+	case len(p) > MaxPlayerLen:
+		return fmt.Errorf("player name of %d bytes, longer than %d", len(p), MaxPlayerLen)
+	case !utf8.ValidString(p):
+		return errors.New("player name is not valid UTF-8")
+	}
+	return nil
+}
+
+// source is where a teleport takes from and waits on: an unleased sink,
+// or one player's personal queue.
+type source struct {
+	name     string
+	sink     *pipeline.Sink
+	personal *pipeline.PersonalSink
+	player   string
+	sig      *signal
+}
+
+func (r *Region) sinkSource(s *pipeline.Sink) source {
+	return source{name: s.Name(), sink: s, sig: r.signals[s.Name()]}
+}
+
+func (r *Region) personalSource(player string) source {
+	ps := r.pipe.Personal()
+	return source{name: ps.Name(), personal: ps, player: player, sig: r.signals[ps.Name()]}
+}
+
+func (s *source) take() (*pipeline.Hot, bool) {
+	if s.personal != nil {
+		return s.personal.Take(s.player)
+	}
+	return s.sink.Take()
+}
+
+func (s *source) ready() bool {
+	if s.personal != nil {
+		return s.personal.PlayerLen(s.player) > 0
+	}
+	return s.sink.Len() > 0
+}
+
+// queueOpen reports whether player has an open personal queue.
+func (r *Region) queueOpen(player string) bool {
+	ps := r.pipe.Personal()
+	if ps == nil {
+		return false
+	}
+	for _, p := range ps.Players() {
+		if p == player {
+			return true
 		}
-		// Wait on the pulse signal taken before the poll, so a pulse that
-		// ends between the miss and the wait is not lost.
-		next := r.waitPulse()
-		// A retry takes only from a sink that holds something, so that a
-		// waiting request counts once in the sink's demand and misses.
-		if h, ok := e.take(s, first); ok {
-			id := e.nextID.Add(1)
-			e.outMu.Lock()
-			select {
-			case <-e.stopping:
-				e.outMu.Unlock()
-				h.Close()
-				return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonShutdown}
-			default:
+	}
+	return false
+}
+
+// serve takes from src, waiting for entries to land in it until ctx
+// ends. A retry takes only when src holds something, so that a waiting
+// request counts once in the sink's demand and misses.
+func (e *Engine) serve(ctx context.Context, r *Region, src source, start time.Time) (Location, error) {
+	for first := true; ; first = false {
+		if first || src.ready() {
+			if h, ok := e.take(r, &src); ok {
+				return e.handOut(r, h, src.name, start)
 			}
-			e.out[id] = h
-			e.outMu.Unlock()
-			return Location{ID: id, Region: region, World: h.World, X: h.X, Y: h.Y, Z: h.Z}, nil
+		}
+		// Take the signal before looking again, so that an entry landing
+		// (or a pause) between the look and the wait is not lost.
+		next := src.sig.wait()
+		if src.ready() {
+			continue
+		}
+		if r.paused.Load() {
+			return Location{}, &Error{Region: r.name, Sink: src.name, Reason: ReasonPaused}
 		}
 		select {
 		case <-next:
 		case <-ctx.Done():
-			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonNoLocation, Err: context.Cause(ctx)}
+			return Location{}, &Error{Region: r.name, Sink: src.name, Reason: ReasonNoLocation, Err: context.Cause(ctx)}
 		case <-e.stopping:
-			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonShutdown}
+			return Location{}, &Error{Region: r.name, Sink: src.name, Reason: ReasonShutdown}
 		}
 	}
 }
 
-// take takes from s: always on a request's first try, and on a retry only
-// when s is not empty.
-func (e *Engine) take(s *pipeline.Sink, first bool) (*pipeline.Hot, bool) {
-	if !first && s.Len() == 0 {
-		return nil, false
+// take takes an entry from src. With unique placement on, entries whose
+// chunk memory holds as rejected (marked since they were cached) are
+// closed and skipped: one lock-free IsBad lookup per entry.
+func (e *Engine) take(r *Region, src *source) (*pipeline.Hot, bool) {
+	for {
+		h, ok := src.take()
+		if !ok {
+			return nil, false
+		}
+		if r.unique.Load() > 0 && r.mem.IsBad(h.Index) {
+			r.drop(h)
+			continue
+		}
+		return h, true
 	}
-	return s.Take()
 }
 
-// Complete closes the reservation of a location handed out by Teleport.
-// An ID not handed out, or completed already, is an *Error of
-// ReasonUnknownID.
+// drop closes an entry taken from a sink inside a marked area.
+func (r *Region) drop(h *pipeline.Hot) {
+	h.Close()
+	r.ctr.dropped.Add(1)
+}
+
+// handOut registers h as handed out and returns its location.
+func (e *Engine) handOut(r *Region, h *pipeline.Hot, sink string, start time.Time) (Location, error) {
+	id, ok := e.addHandout(r, h)
+	if !ok {
+		h.Close()
+		return Location{}, &Error{Region: r.name, Sink: sink, Reason: ReasonShutdown}
+	}
+	loc := Location{
+		ID: id, Region: r.name, World: h.World, X: h.X, Y: h.Y, Z: h.Z,
+		Biome: biomeOf(h), Sink: sink,
+	}
+	if c := r.served[sink]; c != nil {
+		c.Add(1)
+	}
+	if r.unique.Load() > 0 {
+		r.queueMark(h.Block())
+	}
+	loc.Waited = time.Since(start)
+	r.latency.Record(loc.Waited)
+	return loc, nil
+}
+
+// biomeOf returns the biome name of h's landing column, read from its
+// reserved chunk, or "" when the reservation is closed.
+func biomeOf(h *pipeline.Hot) string {
+	ch := h.Res.Chunk()
+	if ch == nil {
+		return ""
+	}
+	x, z := h.Block().Local()
+	return ch.Column(x, z).Biome.String()
+}
+
+// Complete closes the reservation of a location handed out by Teleport or
+// Redeem: the player has arrived. An ID not handed out, or closed already,
+// is an *Error of ReasonUnknownID.
 func (e *Engine) Complete(id uint64) error {
-	e.outMu.Lock()
-	h, ok := e.out[id]
-	delete(e.out, id)
-	e.outMu.Unlock()
+	ho, ok := e.removeHandout(id)
 	if !ok {
 		return &Error{Reason: ReasonUnknownID, Err: fmt.Errorf("id %d", id)}
 	}
-	h.Close()
+	ho.h.Close()
+	ho.r.ctr.completed.Add(1)
 	return nil
+}
+
+// Cancel closes the reservation of a location handed out by Teleport or
+// Redeem whose player gave up, and gives the location, still valid, back
+// to its region's cold stage, from where it is promoted again. With
+// unique placement on, the area around the location was marked when it
+// was handed out, so it is not given back (a promotion would refuse it).
+// An ID not handed out, or closed already, is an *Error of
+// ReasonUnknownID.
+func (e *Engine) Cancel(id uint64) error {
+	ho, ok := e.removeHandout(id)
+	if !ok {
+		return &Error{Reason: ReasonUnknownID, Err: fmt.Errorf("id %d", id)}
+	}
+	ho.h.Close()
+	ho.r.ctr.cancelled.Add(1)
+	if ho.r.unique.Load() == 0 && !e.stopped() {
+		ho.r.pipe.Cold().Offer(ho.h.Location)
+	}
+	return nil
+}
+
+// handoutShards is the number of shards of the handout table: teleports
+// on different goroutines rarely meet on one lock.
+const handoutShards = 32
+
+// handout is a location handed out: its entry (and reservation), its
+// region and when it was handed out (on Options.Clock).
+type handout struct {
+	h  *pipeline.Hot
+	r  *Region
+	at time.Time
+}
+
+// handouts is the table of locations handed out, sharded by ID.
+type handouts struct {
+	shards [handoutShards]handoutShard
+}
+
+type handoutShard struct {
+	mu sync.Mutex
+	// mu protects the following field.
+	m map[uint64]handout
+	_ [40]byte // keeps shards on separate cache lines
+}
+
+func (o *handouts) init() {
+	for i := range o.shards {
+		o.shards[i].m = map[uint64]handout{}
+	}
+}
+
+func (o *handouts) shard(id uint64) *handoutShard { return &o.shards[id%handoutShards] }
+
+// addHandout records h under a new ID. It fails once shutdown has started
+// (which closes every handout recorded before it).
+func (e *Engine) addHandout(r *Region, h *pipeline.Hot) (uint64, bool) {
+	id := e.nextID.Add(1)
+	sh := e.out.shard(id)
+	at := e.opts.Clock()
+	sh.mu.Lock()
+	if e.stopped() {
+		sh.mu.Unlock()
+		return 0, false
+	}
+	sh.m[id] = handout{h: h, r: r, at: at}
+	sh.mu.Unlock()
+	r.ctr.open.Add(1)
+	return id, true
+}
+
+// removeHandout removes and returns the handout of id.
+func (e *Engine) removeHandout(id uint64) (handout, bool) {
+	sh := e.out.shard(id)
+	sh.mu.Lock()
+	ho, ok := sh.m[id]
+	delete(sh.m, id)
+	sh.mu.Unlock()
+	if ok {
+		ho.r.ctr.open.Add(-1)
+	}
+	return ho, ok
+}
+
+// expire closes the handouts made before cutoff.
+func (o *handouts) expire(cutoff time.Time) {
+	var old []handout
+	for i := range o.shards {
+		sh := &o.shards[i]
+		sh.mu.Lock()
+		for id, ho := range sh.m {
+			if ho.at.Before(cutoff) {
+				old = append(old, ho)
+				delete(sh.m, id)
+			}
+		}
+		sh.mu.Unlock()
+	}
+	for _, ho := range old {
+		ho.h.Close()
+		ho.r.ctr.open.Add(-1)
+		ho.r.ctr.expired.Add(1)
+	}
+}
+
+// closeAll closes every handout (shutdown).
+func (o *handouts) closeAll() {
+	for i := range o.shards {
+		sh := &o.shards[i]
+		sh.mu.Lock()
+		m := sh.m
+		sh.m = map[uint64]handout{}
+		sh.mu.Unlock()
+		for _, ho := range m {
+			ho.h.Close()
+			ho.r.ctr.open.Add(-1)
+		}
+	}
 }

@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"math"
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// histogram records durations in log-spaced buckets: exact below 16 ns,
+// then 8 buckets per power of two, so a reported quantile is within 12.5%
+// above the true value. Record is lock-free and allocation-free (one
+// atomic add to a bucket, and a compare-and-swap loop for the
+// maximum that rarely runs more than once), so it may sit on the teleport
+// path.
+//
+// Design note: a lock-free log-bucket histogram was preferred to a
+// reservoir sample (which needs a lock or a random source per record) and
+// to an exact sorted log (unbounded memory). 496 buckets of 8 bytes cover
+// 0 ns to 2^63 ns.
+//
+// The zero value is an empty histogram, safe for concurrent use.
+type histogram struct {
+	max     atomic.Int64
+	buckets [histBuckets]atomic.Uint64
+}
+
+const (
+	histSubBits = 3
+	histSub     = 1 << histSubBits
+	// histBuckets covers every non-negative int64: the index of 2^63-1 is
+	// (63-3)*8 + 15 = 495.
+	histBuckets = (63-histSubBits)*histSub + 2*histSub
+)
+
+// histIndex returns the bucket of v nanoseconds.
+func histIndex(v uint64) int {
+	if v < 2*histSub {
+		return int(v)
+	}
+	exp := bits.Len64(v) - 1 // >= histSubBits+1
+	// v >> (exp-histSubBits) lies in [histSub, 2*histSub).
+	return (exp-histSubBits)*histSub + int(v>>(exp-histSubBits))
+}
+
+// histUpper returns the largest value of bucket i.
+func histUpper(i int) uint64 {
+	if i < 2*histSub {
+		return uint64(i)
+	}
+	exp := i/histSub + histSubBits - 1
+	m := uint64(i%histSub + histSub)
+	return (m+1)<<(exp-histSubBits) - 1
+}
+
+// Record adds one duration; a negative one counts as 0.
+func (h *histogram) Record(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	h.buckets[histIndex(uint64(d))].Add(1)
+	for {
+		m := h.max.Load()
+		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
+			return
+		}
+	}
+}
+
+// Latency summarizes the recorded durations. The buckets are read one by
+// one, so under concurrent Record calls the summary is not atomic; each
+// quantile is the upper bound of its bucket, capped at the maximum.
+func (h *histogram) Latency() Latency {
+	var counts [histBuckets]uint64
+	var n uint64
+	for i := range h.buckets {
+		counts[i] = h.buckets[i].Load()
+		n += counts[i]
+	}
+	l := Latency{Count: n, Max: time.Duration(h.max.Load())}
+	if n == 0 {
+		return l
+	}
+	q := func(p float64) time.Duration {
+		// rank is 1-based: the smallest value with at least p*n values at
+		// or below it.
+		rank := max(uint64(math.Ceil(p*float64(n))), 1)
+		var seen uint64
+		for i, c := range counts {
+			seen += c
+			if seen >= rank {
+				return min(time.Duration(histUpper(i)), l.Max)
+			}
+		}
+		return l.Max
+	}
+	l.P50, l.P90, l.P99 = q(0.50), q(0.90), q(0.99)
+	return l
+}

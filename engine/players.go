@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rtpengine/rtp/pipeline"
+)
+
+// ReasonInternal: an unexpected error of a part of the engine; Err holds
+// it.
+const ReasonInternal = "internal"
+
+// regionFor returns the region of that name, or the *Error of a call that
+// cannot run: unknown region, shutdown.
+func (e *Engine) regionFor(region, sink string) (*Region, error) {
+	r := e.regions[region]
+	if r == nil {
+		return nil, &Error{Region: region, Sink: sink, Reason: ReasonUnknownRegion}
+	}
+	if e.stopped() {
+		return nil, &Error{Region: region, Sink: sink, Reason: ReasonShutdown}
+	}
+	return r, nil
+}
+
+// playerRegion is regionFor plus the check of the player's name.
+func (e *Engine) playerRegion(region, sink, player string) (*Region, error) {
+	r, err := e.regionFor(region, sink)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPlayer(player); err != nil {
+		return nil, &Error{Region: region, Sink: sink, Reason: ReasonInvalid, Err: err}
+	}
+	return r, nil
+}
+
+// Join records a player joining the server: the login reserve shrinks by
+// one slot. It fails with ReasonNoSink when the region has no login sink.
+func (e *Engine) Join(region, player string) error {
+	r, err := e.playerRegion(region, SinkLogin, player)
+	if err != nil {
+		return err
+	}
+	l := r.pipe.Login()
+	if l == nil {
+		return &Error{Region: region, Sink: SinkLogin, Reason: ReasonNoSink}
+	}
+	l.OnJoin()
+	return nil
+}
+
+// Quit records a player leaving the server: the login reserve gets the
+// slot back (refilled on a later pulse), and the player's personal queue,
+// if open, is closed (its locations' reservations with it). It fails with
+// ReasonNoSink when the region has neither a login nor a personal sink.
+func (e *Engine) Quit(region, player string) error {
+	r, err := e.playerRegion(region, SinkLogin, player)
+	if err != nil {
+		return err
+	}
+	l, ps := r.pipe.Login(), r.pipe.Personal()
+	if l == nil && ps == nil {
+		return &Error{Region: region, Sink: SinkLogin, Reason: ReasonNoSink}
+	}
+	if l != nil {
+		l.OnQuit()
+	}
+	if ps != nil {
+		ps.Close(player)
+	}
+	return nil
+}
+
+// OpenQueue opens the player's personal queue with room for capacity
+// locations (0: the region's sinks.personal.capacity). The pipeline fills
+// it on the next pulses; Teleport serves the player from it first.
+// Opening an open queue keeps its capacity. It fails with ReasonNoSink
+// when the region has no personal sink and ReasonInvalid for a negative
+// or too large capacity.
+func (e *Engine) OpenQueue(region, player string, capacity int) error {
+	r, err := e.playerRegion(region, SinkPersonal, player)
+	if err != nil {
+		return err
+	}
+	ps := r.pipe.Personal()
+	if ps == nil {
+		return &Error{Region: region, Sink: SinkPersonal, Reason: ReasonNoSink}
+	}
+	if capacity < 0 {
+		return &Error{Region: region, Sink: SinkPersonal, Reason: ReasonInvalid, Err: fmt.Errorf("capacity %d: want 0 or more", capacity)}
+	}
+	if err := ps.Open(player, capacity); err != nil {
+		return &Error{Region: region, Sink: SinkPersonal, Reason: ReasonInvalid, Err: err}
+	}
+	return nil
+}
+
+// CloseQueue closes the player's personal queue, closing the reservations
+// of the locations it holds. Closing a queue that is not open does
+// nothing. It fails with ReasonNoSink when the region has no personal
+// sink.
+func (e *Engine) CloseQueue(region, player string) error {
+	r, err := e.playerRegion(region, SinkPersonal, player)
+	if err != nil {
+		return err
+	}
+	ps := r.pipe.Personal()
+	if ps == nil {
+		return &Error{Region: region, Sink: SinkPersonal, Reason: ReasonNoSink}
+	}
+	ps.Close(player)
+	return nil
+}
+
+// networkSink returns the region's network sink, or the *Error of a call
+// that cannot use one.
+func (e *Engine) networkSink(region string) (*Region, *pipeline.NetworkSink, error) {
+	r, err := e.regionFor(region, SinkNetwork)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := r.pipe.Network()
+	if n == nil {
+		return nil, nil, &Error{Region: region, Sink: SinkNetwork, Reason: ReasonNoSink}
+	}
+	return r, n, nil
+}
+
+// networkError maps an error of the network sink to its *Error.
+func networkError(region string, err error) error {
+	reason := ReasonInternal
+	switch {
+	case errors.Is(err, pipeline.ErrInvalidToken):
+		reason = ReasonInvalidToken
+	case errors.Is(err, pipeline.ErrUnknownToken):
+		reason = ReasonUnknownToken
+	case errors.Is(err, pipeline.ErrRedeemed):
+		reason = ReasonRedeemed
+	case errors.Is(err, pipeline.ErrLeaseExpired):
+		reason = ReasonLeaseExpired
+	case errors.Is(err, pipeline.ErrMiss):
+		reason = ReasonNoLocation
+	}
+	return &Error{Region: region, Sink: SinkNetwork, Reason: reason, Err: err}
+}
+
+// Reserve leases a ready location of the region's network sink to token
+// ("" mints a new one) for a player about to move to this server; the
+// destination redeems it (Redeem, or Teleport with Token) when the player
+// arrives. Reserve is idempotent: a token holding a lease gets the same
+// location back. Expires is the lease's end computed at this call (the
+// clock plus sinks.network.lease): for a token that already held its lease,
+// the lease ends earlier, when the first Reserve said.
+//
+// It does not wait: with nothing ready it fails with ReasonNoLocation.
+// Other failures: ReasonNoSink (no network sink), ReasonInvalidToken,
+// ReasonRedeemed, ReasonLeaseExpired.
+func (e *Engine) Reserve(region, token string) (Reservation, error) {
+	r, n, err := e.networkSink(region)
+	if err != nil {
+		return Reservation{}, err
+	}
+	t := pipeline.Token(token)
+	if token == "" {
+		t = n.NewToken()
+	}
+	pl, err := n.Reserve(t)
+	if err != nil {
+		return Reservation{}, networkError(region, err)
+	}
+	loc := Location{Region: region, World: pl.World, X: pl.X, Y: pl.Y, Z: pl.Z, Sink: n.Name()}
+	if ch, ok := r.world.resident.Peek(pl.Chunk()); ok {
+		x, z := pl.Block().Local()
+		loc.Biome = ch.Column(x, z).Biome.String()
+	}
+	lease := r.leaseTTL
+	if lease <= 0 {
+		lease = pipeline.DefaultLeaseTTL
+	}
+	return Reservation{Token: string(t), Location: loc, Expires: e.opts.Clock().Add(lease)}, nil
+}
+
+// Redeem hands out the location leased to token, like Teleport: the
+// caller calls Complete (or Cancel) with its ID. It fails with
+// ReasonNoSink, ReasonInvalidToken, ReasonUnknownToken, ReasonRedeemed or
+// ReasonLeaseExpired.
+func (e *Engine) Redeem(region, token string) (Location, error) {
+	start := time.Now()
+	r, err := e.regionFor(region, SinkNetwork)
+	if err != nil {
+		return Location{}, err
+	}
+	return e.redeem(r, token, start)
+}
+
+func (e *Engine) redeem(r *Region, token string, start time.Time) (Location, error) {
+	n := r.pipe.Network()
+	if n == nil {
+		return Location{}, &Error{Region: r.name, Sink: SinkNetwork, Reason: ReasonNoSink}
+	}
+	h, err := n.Redeem(pipeline.Token(token))
+	if err != nil {
+		return Location{}, networkError(r.name, err)
+	}
+	// A leased location was promised: it is handed out even inside an
+	// area marked since (unique placement).
+	return e.handOut(r, h, n.Name(), start)
+}
+
+// Release gives the lease of token up before it expires: its location
+// returns to the network sink's pool (or to cold). It fails with
+// ReasonNoSink, or ReasonUnknownToken when token holds no unredeemed
+// lease.
+func (e *Engine) Release(region, token string) error {
+	_, n, err := e.networkSink(region)
+	if err != nil {
+		return err
+	}
+	if !n.Release(pipeline.Token(token)) {
+		return &Error{Region: region, Sink: SinkNetwork, Reason: ReasonUnknownToken}
+	}
+	return nil
+}
