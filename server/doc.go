@@ -1,0 +1,131 @@
+// Package server is the HTTP API of rtp (version 1): JSON routes under /v1
+// over an engine, Prometheus metrics at /metrics, health at /healthz and
+// readiness at /readyz. api/openapi.yaml in the repository describes every
+// route, body, answer and error; a test checks that it lists exactly the
+// routes the server registers.
+//
+// # Routes
+//
+//	GET    /v1/regions                                              regions, their worlds, paused
+//	GET    /v1/regions/{region}/stats                               the engine's Stats
+//	POST   /v1/regions/{region}/teleports                           a location (waits on a miss)
+//	POST   /v1/teleports/{id}/complete                              the player arrived
+//	DELETE /v1/teleports/{id}                                       the player gave up
+//	POST   /v1/regions/{region}/players/{player}/join               login sink events
+//	POST   /v1/regions/{region}/players/{player}/quit
+//	PUT    /v1/regions/{region}/players/{player}/queue              personal queue open
+//	DELETE /v1/regions/{region}/players/{player}/queue              and close
+//	POST   /v1/regions/{region}/network/reservations                reserve (201, a token)
+//	POST   /v1/regions/{region}/network/reservations/{token}/redeem redeem
+//	DELETE /v1/regions/{region}/network/reservations/{token}        release
+//	GET    /v1/worlds/{world}/claims                                list claims
+//	POST   /v1/worlds/{world}/claims                                add a claim (201)
+//	DELETE /v1/worlds/{world}/claims/{id}                           remove a claim
+//	POST   /v1/admin/regions/{region}/scan/reset|pause|resume       scan control
+//	GET    /v1/admin/regions/{region}/memory                        memory debug export
+//	POST   /v1/admin/reload                                         re-read the config file
+//	GET    /metrics, /healthz, /readyz
+//
+// A world in a claims route must be the world of some region: claims of a
+// world no region draws from would be checked by nobody, so the server
+// answers unknown-world.
+//
+// # Requests
+//
+// A request body is one JSON object (Content-Type application/json, or no
+// Content-Type), at most Options.MaxBodyBytes (413 too-large beyond). Its
+// keys must be the route's fields spelt exactly, each once; nothing may
+// follow the object. An empty body stands for {} where every field is
+// optional. Malformed JSON, an unknown or repeated field, a value of the
+// wrong type, a missing required field or a value out of range is a 400
+// bad-request whose message names the field; a value the engine or the
+// claims store refuses is a 400 invalid. Routes without a body ignore one.
+//
+// # Errors
+//
+// Every answer other than 2xx has the body
+//
+//	{"error": {"code": "<code>", "message": "<human text>"}}
+//
+// The codes of the engine's *engine.Error are its Reason:
+//
+//	unknown-region, unknown-id, unknown-token     404
+//	unknown-sink, invalid, invalid-token          400
+//	sink-disabled, token-redeemed, restart-needed 409
+//	lease-expired                                 410
+//	no-location (Retry-After: 1), paused (5),     503
+//	shutdown (5)
+//
+// and the server's own: bad-request 400, unauthorized 401 (with
+// WWW-Authenticate: Bearer), unknown-world and unknown-claim 404, not-found
+// 404 and method-not-allowed 405 (with Allow) for a request no route
+// matches, too-large 413, not-ready 503 (from /readyz, Retry-After: 1) and
+// internal 500, whose message is generic: the detail goes to the log. A
+// panic in a handler is recovered, logged with its stack and answered as an
+// internal error. A teleport waiting on a miss when Serve begins its
+// shutdown is answered 503 shutdown.
+//
+// # Authentication
+//
+// With Options.Token set, every POST, PUT and DELETE and every /v1/admin/
+// route needs "Authorization: Bearer <token>"; the token is compared as a
+// SHA-256 digest in constant time, so neither its bytes nor its length
+// show in the time an answer takes. Without a token those routes are open
+// (Serve logs a warning when it listens beyond loopback). GET /v1/regions,
+// stats, the claims list, /metrics, /healthz and /readyz are always open.
+//
+// # Metrics
+//
+// HTTP, updated per request (route is the route's pattern, such as
+// "POST /v1/regions/{region}/teleports", or "unmatched"):
+//
+//	rtp_http_requests_total{route,code}             counter
+//	rtp_http_request_duration_seconds{route}        histogram, 100 µs to 30 s
+//	rtp_http_requests_in_flight                     gauge
+//	rtp_http_panics_total                           counter
+//
+// The engine, read from engine.Stats of every region at scrape time:
+//
+//	rtp_region_info{region,world}                   1
+//	rtp_region_paused{region}                       1 while the scan is paused
+//	rtp_region_restored_locations{region}           cold locations restored at start
+//	rtp_teleports_total{region}                     teleports served
+//	rtp_teleport_latency_seconds{region,quantile}   0.5, 0.9, 0.99 since start
+//	rtp_teleport_latency_max_seconds{region}
+//	rtp_sink_fill{region,sink,kind}                 and _capacity, _quota, _leased,
+//	                                                _demand_per_second, _pending_promotions
+//	rtp_sink_hits_total{region,sink,kind}           and _misses_total, _promotions_total,
+//	                                                _stale_total
+//	rtp_queue_fill{region,queue}                    backlog and cold; and rtp_queue_capacity
+//	rtp_pipeline_screenings_in_flight{region}       and rtp_pipeline_promotions_in_flight
+//	rtp_pipeline_screened_total{region}             and _promotions_total, _transfers_total,
+//	                                                _demotions_total, _misses_total,
+//	                                                _login_exhaustion_total, _memory_errors_total,
+//	                                                _reservations_foreign_closed_total
+//	rtp_pipeline_screen_rejections_total{region,reason}
+//	rtp_pipeline_promotion_rejections_total{region,reason}
+//	rtp_memory_cells{region}                        and _bad_cells, _probation_cells,
+//	                                                _bad_fraction, _coverage, _active_runs,
+//	                                                _probation_runs, _resident_bytes,
+//	                                                _rebuilds_total
+//	rtp_memory_bad_cells_by_cause{region,cause}
+//	rtp_memory_rejections_total{region,cause,source}
+//	rtp_resident_reservations_opened_total{world}   and _closed_total, _forced_total;
+//	                                                rtp_resident_reservations_open
+//	rtp_resident_hits_total{world}                  and _misses_total, _loads_total,
+//	                                                _load_errors_total, _evictions_total
+//	rtp_resident_chunks{world}                      and _reserved_chunks, _bytes,
+//	                                                _loads_in_flight
+//	rtp_claims                                      claims in force
+//
+// The resident store belongs to a world, so its metrics carry the world,
+// once per world. A region whose Stats fail is left out of a scrape (and
+// logged). With the default registry, /metrics also has the Go runtime and
+// process collectors.
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use. Serve runs one http.Server until its
+// context ends and then shuts it down gracefully; the engine's lifecycle is
+// the caller's (stop the server first, then the engine).
+package server

@@ -1,0 +1,140 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/verify/claims"
+)
+
+// Error codes of the API that are not engine reasons. The others equal the
+// engine.Reason* constants (see the package documentation).
+const (
+	CodeBadRequest       = "bad-request"
+	CodeUnauthorized     = "unauthorized"
+	CodeTooLarge         = "too-large"
+	CodeUnknownWorld     = "unknown-world"
+	CodeUnknownClaim     = "unknown-claim"
+	CodeNotFound         = "not-found"
+	CodeMethodNotAllowed = "method-not-allowed"
+	CodeNotReady         = "not-ready"
+	CodeInternal         = "internal"
+)
+
+// Retry-After values of the 503 answers, in seconds.
+const (
+	retryNoLocation = 1 // the next pulse is milliseconds away
+	retryPaused     = 5 // an operator has to resume the scan
+	retryShutdown   = 5 // the server is restarting or going away
+	retryNotReady   = 1
+)
+
+// status is the HTTP status and Retry-After of an engine reason.
+type status struct {
+	code       int
+	retryAfter int
+}
+
+// reasonStatus maps every engine.Reason* to its answer.
+var reasonStatus = map[string]status{
+	engine.ReasonUnknownRegion: {http.StatusNotFound, 0},
+	engine.ReasonUnknownID:     {http.StatusNotFound, 0},
+	engine.ReasonUnknownToken:  {http.StatusNotFound, 0},
+	engine.ReasonUnknownSink:   {http.StatusBadRequest, 0},
+	engine.ReasonInvalid:       {http.StatusBadRequest, 0},
+	engine.ReasonInvalidToken:  {http.StatusBadRequest, 0},
+	engine.ReasonNoSink:        {http.StatusConflict, 0},
+	engine.ReasonRedeemed:      {http.StatusConflict, 0},
+	engine.ReasonRestartNeeded: {http.StatusConflict, 0},
+	engine.ReasonLeaseExpired:  {http.StatusGone, 0},
+	engine.ReasonNoLocation:    {http.StatusServiceUnavailable, retryNoLocation},
+	engine.ReasonPaused:        {http.StatusServiceUnavailable, retryPaused},
+	engine.ReasonShutdown:      {http.StatusServiceUnavailable, retryShutdown},
+}
+
+// apiError is an answer other than 2xx: the body {"error": {"code",
+// "message"}} with its status. err, when set, is the detail logged for a
+// 500 instead of being shown.
+type apiError struct {
+	status     int
+	code       string
+	msg        string
+	retryAfter int // seconds, for 503
+	err        error
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.msg }
+
+func badRequest(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: CodeBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+func notFound(code, format string, args ...any) *apiError {
+	return &apiError{status: http.StatusNotFound, code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+func shuttingDown(msg string) *apiError {
+	return &apiError{status: http.StatusServiceUnavailable, code: engine.ReasonShutdown, msg: msg, retryAfter: retryShutdown}
+}
+
+// toAPIError maps an error of a handler to its answer: an *apiError as it
+// is, an *engine.Error by its Reason, a closed claims store as shutdown,
+// anything else as a 500 whose detail is kept for the log.
+func toAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var ee *engine.Error
+	if errors.As(err, &ee) {
+		if st, ok := reasonStatus[ee.Reason]; ok {
+			msg := strings.TrimPrefix(ee.Error(), "engine: ")
+			return &apiError{status: st.code, code: ee.Reason, msg: oneLine(msg), retryAfter: st.retryAfter}
+		}
+	}
+	if errors.Is(err, claims.ErrClosed) {
+		return shuttingDown("the claims store is closed: the server is shutting down")
+	}
+	return &apiError{status: http.StatusInternalServerError, code: CodeInternal, msg: "internal error; the detail is in the server's log", err: err}
+}
+
+// oneLine joins the lines of a message (errors.Join separates with
+// newlines) with "; ".
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
+}
+
+// errorBody is the JSON of every non-2xx answer.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// writeError answers r with err (see toAPIError), logging the detail of a
+// 500.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ae := toAPIError(err)
+	if ae.status >= 500 && ae.status != http.StatusServiceUnavailable {
+		s.log.Error("server: request failed", "method", r.Method, "path", r.URL.Path, "err", ae.err)
+	}
+	h := w.Header()
+	switch ae.status {
+	case http.StatusServiceUnavailable:
+		ra := ae.retryAfter
+		if ra < 1 {
+			ra = 1
+		}
+		h.Set("Retry-After", strconv.Itoa(ra))
+	case http.StatusUnauthorized:
+		h.Set("WWW-Authenticate", `Bearer realm="rtp"`)
+	}
+	s.writeJSON(w, ae.status, errorBody{Error: errorDetail{Code: ae.code, Message: ae.msg}})
+}

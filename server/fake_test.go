@@ -1,0 +1,215 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/verify/claims"
+)
+
+// fakeEngine is an Engine whose answers the test sets: err, when set, is
+// returned by every method that can fail; panicking makes every method
+// panic. It serves one region "r" on world "w".
+type fakeEngine struct {
+	mu sync.Mutex
+	// mu protects the following fields.
+	err      error
+	panicked bool
+	calls    []string
+
+	claims *claims.Store
+}
+
+func newFake(t *testing.T) *fakeEngine {
+	t.Helper()
+	cs, err := claims.Open(t.Context(), filepath.Join(t.TempDir(), "claims.db"), claims.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return &fakeEngine{claims: cs}
+}
+
+func (f *fakeEngine) set(err error, panicking bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err, f.panicked = err, panicking
+}
+
+func (f *fakeEngine) call(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, name)
+	if f.panicked {
+		panic("fake engine: " + name)
+	}
+	return f.err
+}
+
+func (f *fakeEngine) lastCall() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.calls) == 0 {
+		return ""
+	}
+	return f.calls[len(f.calls)-1]
+}
+
+var fakeLocation = engine.Location{ID: 7, Region: "r", World: "w", X: 1, Y: 64, Z: -3, Biome: "plains", Sink: "general"}
+
+func (f *fakeEngine) Teleport(ctx context.Context, region string, req engine.Request) (engine.Location, error) {
+	if err := f.call("Teleport " + region + " " + req.Player + " " + req.Sink + " " + req.Token); err != nil {
+		return engine.Location{}, err
+	}
+	return fakeLocation, nil
+}
+func (f *fakeEngine) Complete(id uint64) error { return f.call("Complete") }
+func (f *fakeEngine) Cancel(id uint64) error   { return f.call("Cancel") }
+func (f *fakeEngine) Join(region, player string) error {
+	return f.call("Join " + region + " " + player)
+}
+func (f *fakeEngine) Quit(region, player string) error {
+	return f.call("Quit " + region + " " + player)
+}
+func (f *fakeEngine) OpenQueue(region, player string, capacity int) error {
+	return f.call("OpenQueue " + region + " " + player)
+}
+func (f *fakeEngine) CloseQueue(region, player string) error {
+	return f.call("CloseQueue " + region + " " + player)
+}
+func (f *fakeEngine) Reserve(region, token string) (engine.Reservation, error) {
+	if err := f.call("Reserve " + region + " " + token); err != nil {
+		return engine.Reservation{}, err
+	}
+	return engine.Reservation{Token: "tok", Location: fakeLocation}, nil
+}
+func (f *fakeEngine) Redeem(region, token string) (engine.Location, error) {
+	if err := f.call("Redeem " + region + " " + token); err != nil {
+		return engine.Location{}, err
+	}
+	return fakeLocation, nil
+}
+func (f *fakeEngine) Release(region, token string) error {
+	return f.call("Release " + region + " " + token)
+}
+func (f *fakeEngine) Stats(region string) (engine.Stats, error) {
+	if region != "r" {
+		return engine.Stats{}, &engine.Error{Region: region, Reason: engine.ReasonUnknownRegion}
+	}
+	if err := f.call("Stats"); err != nil {
+		return engine.Stats{}, err
+	}
+	return engine.Stats{Region: "r", World: "w"}, nil
+}
+func (f *fakeEngine) Regions() []string { return []string{"r"} }
+func (f *fakeEngine) ScanReset(ctx context.Context, region string) error {
+	return f.call("ScanReset " + region)
+}
+func (f *fakeEngine) ScanPause(region string) error  { return f.call("ScanPause " + region) }
+func (f *fakeEngine) ScanResume(region string) error { return f.call("ScanResume " + region) }
+func (f *fakeEngine) ExportMemory(region string, w io.Writer) error {
+	if err := f.call("ExportMemory " + region); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, `{"world":"w","len":1,"now":0,"active":[],"probation":[]}`)
+	return err
+}
+func (f *fakeEngine) Ready() error          { return f.call("Ready") }
+func (f *fakeEngine) Claims() *claims.Store { return f.claims }
+
+// quietLogger discards the log.
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// answer is a decoded HTTP answer.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// errCode returns the error code of the answer's body, or "" if it has
+// none.
+func (a answer) errCode() string {
+	var b errorBody
+	if json.Unmarshal(a.body, &b) != nil {
+		return ""
+	}
+	return b.Error.Code
+}
+
+func (a answer) errMessage() string {
+	var b errorBody
+	_ = json.Unmarshal(a.body, &b)
+	return b.Error.Message
+}
+
+// do sends a request to h (in process) and returns the answer.
+func do(t testing.TB, h http.Handler, method, path, body string, header ...string) answer {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, r)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return answer{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+}
+
+// checkErrorAnswer checks that a is an error answer of the given status
+// and code, with a JSON error body and, for 503, a Retry-After.
+func checkErrorAnswer(t testing.TB, what string, a answer, status int, code string) {
+	t.Helper()
+	if a.status != status || a.errCode() != code {
+		t.Errorf("%s = %d %s, want %d %s", what, a.status, a.body, status, code)
+		return
+	}
+	if ct := a.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s: Content-Type %q, want application/json", what, ct)
+	}
+	if a.errMessage() == "" {
+		t.Errorf("%s: empty error message in %s", what, a.body)
+	}
+	if status == http.StatusServiceUnavailable {
+		if ra := a.header.Get("Retry-After"); ra == "" || ra == "0" || strings.ContainsAny(ra, ".-") {
+			t.Errorf("%s: Retry-After %q, want whole seconds >= 1", what, ra)
+		}
+	}
+	if status == http.StatusUnauthorized && !strings.HasPrefix(a.header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("%s: WWW-Authenticate %q, want Bearer", what, a.header.Get("WWW-Authenticate"))
+	}
+}
