@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,20 +27,99 @@ import (
 	"go.uber.org/goleak"
 )
 
+// sharedArchive is a terrain archive every test's procedural world uses
+// (see TestMain): the archive is a disposable cache, and a warm one keeps
+// the tests fast, as it keeps a restarted server fast.
+var sharedArchive string
+
 // testConfig is the default configuration with its data in a temporary
-// folder.
+// folder, the shared archive, and a small default region (a circle of 512
+// blocks) pulsing every 5 ms.
 func testConfig(t *testing.T) *config.Config {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
+	cfg.Archive.Path = sharedArchive
+	cfg.Regions[config.DefaultRegionName] = smallRegion(512)
 	return cfg
+}
+
+// smallRegion is the default region as a circle of radius blocks around
+// 0, 0, pulsing every 5 ms, with a general sink of 4.
+func smallRegion(radius int64) config.Region {
+	rc := config.DefaultRegion()
+	rc.Shape.Radius = radius
+	rc.Pulse = 5 * time.Millisecond
+	rc.Sinks.General.Capacity = 4
+	// Little background work once the sinks are full: the tests share
+	// two cores with the race detector.
+	rc.Queues = config.Queues{Backlog: 32, Cold: 32}
+	rc.Budget.Candidates, rc.Budget.Screens = 16, 8
+	return rc
+}
+
+// fakeClock is the real time plus an offset that tests advance.
+type fakeClock struct{ off atomic.Int64 }
+
+func (c *fakeClock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
+func (c *fakeClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
+
+// waitFor polls cond every 5 ms until it holds, failing the test after
+// 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// stats returns the stats of region.
+func stats(t *testing.T, e *engine.Engine, region string) engine.Stats {
+	t.Helper()
+	st, err := e.Stats(region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// fill returns the fill of the sink named name.
+func fill(st engine.Stats, name string) int {
+	for _, s := range st.Pipeline.Sinks {
+		if s.Name == name {
+			return s.Fill
+		}
+	}
+	return -1
+}
+
+// reason returns the Reason of err, an *engine.Error, or "" when it is
+// not one.
+func reason(err error) string {
+	var ee *engine.Error
+	if errors.As(err, &ee) {
+		return ee.Reason
+	}
+	return ""
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func newEngine(t *testing.T, cfg *config.Config) *engine.Engine {
 	t.Helper()
-	e, err := engine.New(t.Context(), cfg, engine.Options{Logger: quietLogger()})
+	return newEngineOpts(t, cfg, engine.Options{})
+}
+
+func newEngineOpts(t *testing.T, cfg *config.Config, opts engine.Options) *engine.Engine {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = quietLogger()
+	}
+	e, err := engine.New(t.Context(), cfg, opts)
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)
 	}
@@ -78,12 +159,22 @@ func teleport(t *testing.T, e *engine.Engine, req engine.Request) engine.Locatio
 	return loc
 }
 
-// independentCheck loads the location's chunk from a procedural world of
-// its own (no archive, no engine) and checks the column with the default
-// rules.
-func independentCheck(t *testing.T, cfg *config.Config, loc engine.Location) {
+// independent holds a procedural world of its own (no archive, no
+// engine) per generator parameters, shared by the tests: generating the
+// terrain from scratch costs about a second under the race detector.
+var independent struct {
+	mu sync.Mutex
+	m  map[procgen.Params]*procworld.World
+}
+
+func independentWorld(t *testing.T, p procgen.Params) *procworld.World {
 	t.Helper()
-	gen, err := procgen.New(cfg.Worlds[loc.World].Procedural.Params())
+	independent.mu.Lock()
+	defer independent.mu.Unlock()
+	if w := independent.m[p]; w != nil {
+		return w
+	}
+	gen, err := procgen.New(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +182,19 @@ func independentCheck(t *testing.T, cfg *config.Config, loc engine.Location) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if independent.m == nil {
+		independent.m = map[procgen.Params]*procworld.World{}
+	}
+	independent.m[p] = pw
+	return pw
+}
+
+// independentCheck loads the location's chunk from a procedural world of
+// its own (no archive, no engine) and checks the column with the region's
+// rules, the biome and the shape.
+func independentCheck(t *testing.T, cfg *config.Config, loc engine.Location) {
+	t.Helper()
+	pw := independentWorld(t, cfg.Worlds[loc.World].Procedural.Params())
 	b := geom.Block{X: loc.X, Z: loc.Z}
 	ch, err := pw.Load(t.Context(), b.Chunk())
 	if err != nil {
@@ -104,6 +208,9 @@ func independentCheck(t *testing.T, cfg *config.Config, loc engine.Location) {
 	res, ok := checker.CheckColumn(ch, x, z)
 	if !ok || int64(res.Y) != loc.Y {
 		t.Errorf("CheckColumn at %v = %+v, %v; want accepted at y %d", b, res, ok, loc.Y)
+	}
+	if got := ch.Column(x, z).Biome.String(); loc.Biome != got || got == "" {
+		t.Errorf("location %+v: biome %q, want %q", loc, loc.Biome, got)
 	}
 	shape, err := cfg.Regions[loc.Region].BuildShape()
 	if err != nil {
@@ -124,7 +231,7 @@ func TestTeleportSafeClaimsShutdown(t *testing.T) {
 	e := newEngine(t, cfg)
 	if _, err := e.Claims().Add(t.Context(), claims.Claim{
 		World: config.DefaultWorldName, Owner: "town",
-		MinX: 0, MinZ: -5000, MaxX: 5000, MaxZ: 5000,
+		MinX: 0, MinZ: -1000, MaxX: 1000, MaxZ: 1000,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -399,4 +506,15 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rtp-engine-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sharedArchive = filepath.Join(dir, "archive.db")
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		_ = os.RemoveAll(dir)
+		os.Exit(code)
+	}))
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/stage"
 )
 
 // ReasonInternal: an unexpected error of a part of the engine; Err holds
@@ -89,8 +90,9 @@ func (e *Engine) OpenQueue(region, player string, capacity int) error {
 	if ps == nil {
 		return &Error{Region: region, Sink: SinkPersonal, Reason: ReasonNoSink}
 	}
-	if capacity < 0 {
-		return &Error{Region: region, Sink: SinkPersonal, Reason: ReasonInvalid, Err: fmt.Errorf("capacity %d: want 0 or more", capacity)}
+	if capacity < 0 || capacity > stage.MaxCapacity {
+		return &Error{Region: region, Sink: SinkPersonal, Reason: ReasonInvalid,
+			Err: fmt.Errorf("capacity %d: want 0 (the default) to %d", capacity, stage.MaxCapacity)}
 	}
 	if err := ps.Open(player, capacity); err != nil {
 		return &Error{Region: region, Sink: SinkPersonal, Reason: ReasonInvalid, Err: err}
