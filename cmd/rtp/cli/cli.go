@@ -80,6 +80,10 @@ the terrain it reads, for Minecraft worlds and its own procedural world.`,
 		newArchiveCmd(),
 		newConfigCmd(),
 		newPickCmd(),
+		newPregenCmd(),
+		newStatsCmd(),
+		newScanCmd(),
+		newBenchCmd(),
 	)
 	return root
 }

@@ -22,7 +22,7 @@ func newMemoryCmd() *cobra.Command {
 		Use:   "memory",
 		Short: "Inspect and simulate the spatial memory of rejected places",
 	}
-	cmd.AddCommand(newMemoryInspectCmd(), newMemorySimulateCmd())
+	cmd.AddCommand(newMemoryInspectCmd(), newMemorySimulateCmd(), newMemoryExportCmd())
 	return cmd
 }
 

@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/pipeline"
+)
+
+type pregenOptions struct {
+	engineOptions
+	region   string
+	target   int
+	timeout  time.Duration
+	interval time.Duration
+}
+
+func newPregenCmd() *cobra.Command {
+	var o pregenOptions
+	cmd := &cobra.Command{
+		Use:   "pregen",
+		Short: "Fill the caches ahead of serving, with a progress bar",
+		Long: `Pregen runs the configured regions without serving HTTP until every
+region's general sink is full and its cold queue holds --target screened
+locations (default: the cold queue's capacity), showing the progress on
+stderr. Then it shuts down cleanly: the locations are kept in the data
+directory's rtp.db, so the next rtp serve (or pregen) starts warm.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runPregen(cmd.Context(), &o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	o.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.region, "region", "", "fill only this region (default: every region)")
+	f.IntVar(&o.target, "target", 0, "cold locations to hold per region (default: the cold queue's capacity)")
+	f.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
+	f.DurationVar(&o.interval, "interval", 200*time.Millisecond, "how often the progress is checked")
+	// pregen logs only warnings by default: the progress bar is the output.
+	f.Lookup("log-level").DefValue = "warn"
+	o.logLevel = "warn"
+	return cmd
+}
+
+// pregenGoal is what one region must reach.
+type pregenGoal struct {
+	region      string
+	general     int // general sink capacity
+	cold        int // cold target
+	haveGeneral int
+	haveCold    int
+}
+
+func (g pregenGoal) done() bool { return g.haveGeneral >= g.general && g.haveCold >= g.cold }
+
+func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) (err error) {
+	if o.target < 0 {
+		return usageError{fmt.Errorf("pregen: --target %d is negative", o.target)}
+	}
+	if o.interval <= 0 {
+		return usageError{fmt.Errorf("pregen: --interval %v must be positive", o.interval)}
+	}
+	logger, err := o.logger(stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := o.load()
+	if err != nil {
+		return err
+	}
+	if o.region != "" {
+		if _, ok := cfg.Regions[o.region]; !ok {
+			return usageError{fmt.Errorf("pregen: no region %q in the configuration", o.region)}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	e, err := engine.New(ctx, cfg, engine.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(runCtx) }()
+	defer func() {
+		stop()
+		if rerr := <-done; rerr != nil && err == nil {
+			err = fmt.Errorf("pregen: shutdown: %w", rerr)
+		}
+	}()
+
+	names := e.Regions()
+	if o.region != "" {
+		names = []string{o.region}
+	}
+	goals := make([]pregenGoal, len(names))
+	restored := make([]int, len(names))
+	for i, n := range names {
+		st, err := e.Stats(n)
+		if err != nil {
+			return err
+		}
+		g := pregenGoal{region: n, cold: o.target}
+		if g.cold == 0 || g.cold > st.Pipeline.Cold.Capacity {
+			if o.target > st.Pipeline.Cold.Capacity {
+				return usageError{fmt.Errorf("pregen: --target %d is above region %s's cold capacity %d", o.target, n, st.Pipeline.Cold.Capacity)}
+			}
+			g.cold = st.Pipeline.Cold.Capacity
+		}
+		if s := generalSink(st.Pipeline.Sinks); s != nil {
+			g.general = s.Capacity
+		}
+		goals[i] = g
+		restored[i] = st.Restored
+	}
+	bar := newProgress(stderr)
+	tick := time.NewTicker(o.interval)
+	defer tick.Stop()
+	start := time.Now()
+	for {
+		all := true
+		var have, want int
+		for i := range goals {
+			g := &goals[i]
+			st, err := e.Stats(g.region)
+			if err != nil {
+				return err
+			}
+			g.haveCold = st.Pipeline.Cold.Fill
+			if s := generalSink(st.Pipeline.Sinks); s != nil {
+				g.haveGeneral = s.Fill
+			}
+			have += min(g.haveGeneral, g.general) + min(g.haveCold, g.cold)
+			want += g.general + g.cold
+			all = all && g.done()
+		}
+		bar.update(have, want, describeGoals(goals), time.Since(start))
+		if all {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			bar.finish()
+			return fmt.Errorf("pregen: %w after %s: %s", ctx.Err(), time.Since(start).Round(time.Second), describeGoals(goals))
+		case <-tick.C:
+		}
+	}
+	bar.finish()
+	for i, g := range goals {
+		fmt.Fprintf(stdout, "region %s: general %d/%d, cold %d (target %d; %d restored at start)\n",
+			g.region, g.haveGeneral, g.general, g.haveCold, g.cold, restored[i])
+	}
+	fmt.Fprintf(stdout, "filled in %s; locations saved in %s\n", time.Since(start).Round(time.Millisecond), cfg.DatabasePath())
+	return nil
+}
+
+func generalSink(sinks []pipeline.SinkStats) *pipeline.SinkStats {
+	for i := range sinks {
+		if sinks[i].Kind == pipeline.KindGeneral.String() || sinks[i].Name == "general" {
+			return &sinks[i]
+		}
+	}
+	return nil
+}
+
+func describeGoals(goals []pregenGoal) string {
+	parts := make([]string, len(goals))
+	for i, g := range goals {
+		parts[i] = fmt.Sprintf("%s general %d/%d cold %d/%d", g.region, g.haveGeneral, g.general, g.haveCold, g.cold)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// progress draws a progress bar on a terminal (redrawn in place) or, on
+// anything else, prints a line at each tenth of the way.
+type progress struct {
+	w        io.Writer
+	terminal bool
+	lastStep int
+	drawn    bool
+}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w, lastStep: -1}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			p.terminal = true
+		}
+	}
+	return p
+}
+
+const barWidth = 30
+
+func (p *progress) update(have, want int, detail string, elapsed time.Duration) {
+	frac := 1.0
+	if want > 0 {
+		frac = float64(have) / float64(want)
+	}
+	if p.terminal {
+		n := int(frac * barWidth)
+		fmt.Fprintf(p.w, "\r\x1b[K[%s%s] %3.0f%% %s (%s)", strings.Repeat("#", n), strings.Repeat(".", barWidth-n),
+			100*frac, detail, elapsed.Round(time.Second))
+		p.drawn = true
+		return
+	}
+	if step := int(frac * 10); step > p.lastStep {
+		p.lastStep = step
+		fmt.Fprintf(p.w, "pregen: %3.0f%% %s (%s)\n", 100*frac, detail, elapsed.Round(time.Millisecond))
+	}
+}
+
+func (p *progress) finish() {
+	if p.terminal && p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}

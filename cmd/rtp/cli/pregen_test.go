@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rtpengine/rtp/config"
+	"github.com/rtpengine/rtp/engine"
+)
+
+// smallConfig is a configuration whose region fills in moments: a small
+// general sink and cold queue, in a data directory of the test's.
+func smallConfig(t *testing.T, pulse string) (path, dataDir string) {
+	t.Helper()
+	dataDir = t.TempDir()
+	path = writeConfig(t, `data_dir: `+dataDir+`
+server:
+  listen: 127.0.0.1:0
+regions:
+  default:
+    world: world
+    shape: {kind: circle, radius: 2048}
+    sinks:
+      general: {capacity: 8}
+    pulse: `+pulse+`
+    queues: {backlog: 64, cold: 64}
+`)
+	return path, dataDir
+}
+
+// TestPregenRestores fills a region, then checks that the next start
+// restores the cold locations from the data directory.
+func TestPregenRestores(t *testing.T) {
+	path, _ := smallConfig(t, "20ms")
+	out, stderr, err := run(t, "pregen", "--config", path, "--target", "40")
+	if err != nil {
+		t.Fatalf("pregen: %v\n%s", err, stderr)
+	}
+	m := regexp.MustCompile(`region default: general 8/8, cold (\d+) \(target 40; 0 restored at start\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("pregen printed %q", out)
+	}
+	if cold, _ := strconv.Atoi(m[1]); cold < 40 {
+		t.Fatalf("pregen stopped with %d cold locations, want 40", cold)
+	}
+	if !strings.Contains(stderr, "pregen: 100% default general 8/8") {
+		t.Errorf("no progress on stderr: %q", stderr)
+	}
+
+	// The next start restores the locations as cold entries.
+	cfg, err := config.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(t.Context(), cfg, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.Stats("default")
+	if cerr := e.Close(context.Background()); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Restored < 40 {
+		t.Fatalf("the next start restored %d locations, want at least the 40 cold ones", st.Restored)
+	}
+
+	// A second pregen starts warm.
+	out, _, err = run(t, "pregen", "--config", path, "--target", "40")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(\d+) restored at start`).FindStringSubmatch(out); m == nil || m[1] == "0" {
+		t.Fatalf("second pregen printed %q, want locations restored", out)
+	}
+}
+
+func TestPregenUsage(t *testing.T) {
+	path, _ := smallConfig(t, "20ms")
+	for _, args := range [][]string{
+		{"pregen", "--config", path, "--target", "-1"},
+		{"pregen", "--config", path, "--target", "100000"},
+		{"pregen", "--config", path, "--region", "nowhere"},
+		{"pregen", "--config", path, "--log-level", "loud"},
+		{"pregen", "--world", t.TempDir(), "--dimension", "moon"},
+	} {
+		if _, _, err := run(t, args...); ExitCode(err) != 2 {
+			t.Errorf("rtp %v = %v (exit %d), want a usage error", args, err, ExitCode(err))
+		}
+	}
+}
+
+func TestPregenTimeout(t *testing.T) {
+	// A region that pulses once an hour does not fill: pregen gives up at
+	// its timeout with an error that says how far it got.
+	path, _ := smallConfig(t, "1h")
+	_, _, err := run(t, "pregen", "--config", path, "--timeout", "300ms")
+	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") || !strings.Contains(err.Error(), "default general 0/8 cold 0/64") {
+		t.Fatalf("pregen past its timeout = %v", err)
+	}
+}

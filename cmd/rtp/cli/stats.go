@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rtpengine/rtp/client"
+)
+
+func newStatsCmd() *cobra.Command {
+	var (
+		rf     remoteFlags
+		region string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Print the stats of a running server's regions",
+		Long: `Stats asks a running rtp server for the stats of one region (--region) or of
+every region, and prints a summary: the hot sinks' fill and capacity, the
+cold queue, misses, teleport latency, what the spatial memory covers and
+its top rejection cause. --json prints the server's answers as they are.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := rf.client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), rf.timeout)
+			defer cancel()
+			names := []string{region}
+			if region == "" {
+				regs, err := c.Regions(ctx)
+				if err != nil {
+					return err
+				}
+				names = names[:0]
+				for _, r := range regs {
+					names = append(names, r.Name)
+				}
+			}
+			all := make([]client.Stats, 0, len(names))
+			for _, n := range names {
+				s, err := c.Stats(ctx, n)
+				if err != nil {
+					return err
+				}
+				all = append(all, s)
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return writeStatsJSON(out, all, region != "")
+			}
+			for i, s := range all {
+				if i > 0 {
+					fmt.Fprintln(out)
+				}
+				if err := printStats(out, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	rf.register(cmd.Flags())
+	cmd.Flags().StringVar(&region, "region", "", "region to report (default: every region)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's stats as JSON")
+	return cmd
+}
+
+// writeStatsJSON writes one region's stats as the server sent them, or a
+// JSON object of every region's by name.
+func writeStatsJSON(w io.Writer, all []client.Stats, one bool) error {
+	var v any
+	if one {
+		v = all[0].Raw
+	} else {
+		m := make(map[string]json.RawMessage, len(all))
+		for _, s := range all {
+			m[s.Region] = s.Raw
+		}
+		v = m
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printStats(w io.Writer, s client.Stats) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	paused := ""
+	if s.Paused {
+		paused = " (scan paused)"
+	}
+	fmt.Fprintf(tw, "region %s on world %q%s\n", s.Region, s.World, paused)
+	p := s.Pipeline
+	sinks := make([]string, 0, len(p.Sinks))
+	var hits, misses uint64
+	for _, k := range p.Sinks {
+		sinks = append(sinks, fmt.Sprintf("%s %d/%d", k.Name, k.Fill, k.Capacity))
+		hits += k.Hits
+	}
+	misses = p.Misses
+	fmt.Fprintf(tw, "  sinks:\t%s\n", strings.Join(sinks, ", "))
+	fmt.Fprintf(tw, "  cold:\t%d/%d (backlog %d/%d, restored at start %d)\n",
+		p.Cold.Fill, p.Cold.Capacity, p.Backlog.Fill, p.Backlog.Capacity, s.Restored)
+	fmt.Fprintf(tw, "  served:\t%d hits, %d misses (%s), %d login exhaustions\n", hits, misses, share(misses, hits+misses), p.LoginExhaustion)
+	if l := s.Latency; l != nil {
+		fmt.Fprintf(tw, "  latency:\tp50 %s  p90 %s  p99 %s  max %s  (%d teleports)\n",
+			fmtDur(l.P50), fmtDur(l.P90), fmtDur(l.P99), fmtDur(l.Max), l.Count)
+	}
+	fmt.Fprintf(tw, "  pipeline:\t%d screened, %d promoted; in flight: %d screenings, %d promotions\n",
+		p.Screened, p.Promotions, p.Screening, p.Promoting)
+	if r := topRejections(p.ScreenRejections, p.PromotionRejections, 3); r != "" {
+		fmt.Fprintf(tw, "  rejections:\t%s\n", r)
+	}
+	m := s.Memory
+	fmt.Fprintf(tw, "  memory:\tcoverage %.1f%%, bad %.1f%% in %d runs\n", 100*m.Coverage, 100*m.BadFraction, m.ActiveRuns)
+	if m.TopCause != "" {
+		fmt.Fprintf(tw, "  top cause:\t%s (%.1f%% of bad)\n", m.TopCause, 100*m.TopCauseShare)
+	}
+	fmt.Fprintf(tw, "  reservations:\t%d open (%d resident chunks)\n", s.Resident.Open, s.Resident.Resident)
+	return tw.Flush()
+}
+
+// share formats n/total as a percentage.
+func share(n, total uint64) string {
+	if total == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f%%", 100*float64(n)/float64(total))
+}
+
+// topRejections lists the k most frequent rejection reasons of both maps.
+func topRejections(a, b map[string]uint64, k int) string {
+	sum := map[string]uint64{}
+	for _, m := range []map[string]uint64{a, b} {
+		for r, n := range m {
+			sum[r] += n
+		}
+	}
+	keys := make([]string, 0, len(sum))
+	for r := range sum {
+		keys = append(keys, r)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if sum[keys[i]] != sum[keys[j]] {
+			return sum[keys[i]] > sum[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, 0, k)
+	for _, r := range keys[:min(k, len(keys))] {
+		parts = append(parts, fmt.Sprintf("%s %d", r, sum[r]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fmtDur prints a duration with three significant digits.
+func fmtDur(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0"
+	case d < time.Microsecond:
+		return d.String()
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.3gµs", float64(d)/float64(time.Microsecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.3gms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.3gs", d.Seconds())
+	}
+}
