@@ -204,6 +204,20 @@ func (t *Table) IsBad(i int64) bool {
 	return t.snap.Load().active.contains(i)
 }
 
+// CauseAt returns the cause of the active run holding index i, or bad
+// false when i is selectable (probation runs are selectable). O(log n), no
+// allocation, no lock.
+func (t *Table) CauseAt(i int64) (cause Cause, bad bool) {
+	if i < 0 {
+		return 0, false
+	}
+	a := t.snap.Load().active
+	if j := a.find(i); j >= 0 {
+		return a.cause[j], true
+	}
+	return 0, false
+}
+
 // Select returns the k-th (0-based) selectable index. ok is false when k is
 // outside [0, Selectable()). O(log n), no allocation, no lock.
 func (t *Table) Select(k int64) (index int64, ok bool) {

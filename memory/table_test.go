@@ -114,6 +114,44 @@ func TestTransientNeverStored(t *testing.T) {
 	}
 }
 
+// TestCauseAt: the cause of the active run holding an index, none for a
+// selectable index (probation included), an index out of range or below 0.
+func TestCauseAt(t *testing.T) {
+	clk := newFakeClock()
+	tb := newTestTable(t, 100, clk)
+	mustAdd(t, tb, 10, CauseBiome, "plains")
+	mustAdd(t, tb, 11, CauseBiome, "plains")
+	mustAdd(t, tb, 50, CauseSafetyExternal, "a") // TTL 100 s
+	mustAdd(t, tb, 70, CauseUniquePlacement, "")
+	if _, bad := tb.CauseAt(50); bad {
+		t.Fatal("CauseAt(50) bad before the rebuild")
+	}
+	tb.Rebuild()
+	for _, tc := range []struct {
+		i     int64
+		cause Cause
+		bad   bool
+	}{
+		{-1, 0, false}, {0, 0, false}, {10, CauseBiome, true}, {11, CauseBiome, true},
+		{12, 0, false}, {50, CauseSafetyExternal, true}, {70, CauseUniquePlacement, true}, {99, 0, false}, {100, 0, false},
+	} {
+		if c, bad := tb.CauseAt(tc.i); bad != tc.bad || c != tc.cause {
+			t.Errorf("CauseAt(%d) = %v, %v; want %v, %v", tc.i, c, bad, tc.cause, tc.bad)
+		}
+		if bad := tb.IsBad(max(tc.i, 0)); tc.i >= 0 && bad != tc.bad {
+			t.Errorf("IsBad(%d) = %v, CauseAt says %v", tc.i, bad, tc.bad)
+		}
+	}
+	clk.Advance(100 * time.Second) // 50 goes on probation: selectable
+	tb.Rebuild()
+	if c, bad := tb.CauseAt(50); bad {
+		t.Fatalf("CauseAt(50) on probation = %v, true; want selectable", c)
+	}
+	if a := testing.AllocsPerRun(100, func() { tb.CauseAt(10) }); a != 0 {
+		t.Fatalf("CauseAt allocated %v times, want 0", a)
+	}
+}
+
 func TestLifecycleActiveProbationDropped(t *testing.T) {
 	clk := newFakeClock()
 	tb := newTestTable(t, 100, clk)
