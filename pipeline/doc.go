@@ -9,8 +9,10 @@
 //	Backlog -> Cold          screening (ScreenFunc): surface summaries only,
 //	                         no reservation; a rejection is remembered with
 //	                         memory.AddBad(index, cause, "")
-//	Cold -> Hot sink         promotion: Reserve the chunk, the full check on
-//	                         the resident chunk (CheckFunc), the verifiers
+//	Cold -> Hot sink         promotion: memory consulted (a chunk marked bad
+//	                         since its screening is dropped, unreserved),
+//	                         Reserve the chunk, the full check on the
+//	                         resident chunk (CheckFunc), the verifiers
 //	                         (verify.Registry), then an offer to the sink;
 //	                         rejections are remembered with the cause (and
 //	                         the verifier's source for safetyExternal)
@@ -115,5 +117,22 @@
 // rejections by reason, transfers, login-reserve exhaustion and, for the
 // most recent misses, the fill and capacity of every sink at the instant of
 // the miss: the joint state needed to decide between pooling and per-sink
-// reservation.
+// reservation. Held and Duplicates show the double-delivery guard, KnownBad
+// the cold locations dropped without a chunk load because memory marked
+// their chunk after they were screened.
+//
+// # Chunk loads
+//
+// A delivered location costs the load of its chunk, once: screening reads
+// summaries through the terrain archive and reserves nothing, the guard
+// keeps a second location of a chunk from being screened or reserved, and
+// a location memory has meanwhile marked bad (unique placement, a
+// rejection restored from probation) is dropped before its reservation.
+// What remains above one load per location is a promotion rejected on the
+// resident chunk: by the full check where it disagrees with the screen,
+// or by a verifier, which runs after the check. Each such rejection is
+// remembered, so a claimed chunk costs one load the first time it is
+// drawn and none after; the ratio falls as memory meets the claims.
+// TestChunkLoadsPerLocation and BenchmarkPipelineThroughput measure it on
+// the procedural world.
 package pipeline

@@ -81,10 +81,10 @@ type Pipeline struct {
 
 // counters are the pipeline-wide counters.
 type counters struct {
-	screened, promotions, transfers, demotions, trims atomic.Uint64
-	rowAdds, rowRemoves, mismatched                   atomic.Uint64
-	screenRejects, promotionRejects                   [stage.ReasonError + 1]atomic.Uint64
-	memoryErrors, duplicates, callbackPanics          atomic.Uint64
+	screened, promotions, transfers, demotions, trims  atomic.Uint64
+	rowAdds, rowRemoves, mismatched                    atomic.Uint64
+	screenRejects, promotionRejects                    [stage.ReasonError + 1]atomic.Uint64
+	memoryErrors, duplicates, callbackPanics, knownBad atomic.Uint64
 }
 
 // New makes the pipeline of one region. It does no I/O: call Restore to

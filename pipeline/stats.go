@@ -92,6 +92,10 @@ type Stats struct {
 	// chunk already had a location in the pipeline: the double-delivery
 	// guard at work.
 	Duplicates uint64 `json:"duplicates"`
+	// KnownBad counts cold locations dropped at promotion before any
+	// reservation because memory had meanwhile marked their chunk bad
+	// (they are also counted in PromotionRejections).
+	KnownBad uint64 `json:"knownBad"`
 	// CallbackPanics counts panics of Options.OnPromote.
 	CallbackPanics uint64 `json:"callbackPanics"`
 }
@@ -164,6 +168,7 @@ func (p *Pipeline) Stats() Stats {
 		MemoryErrors:        p.ctr.memoryErrors.Load(),
 		Held:                p.held.len(),
 		Duplicates:          p.ctr.duplicates.Load(),
+		KnownBad:            p.ctr.knownBad.Load(),
 		CallbackPanics:      p.ctr.callbackPanics.Load(),
 		Reservations: ReservationStats{
 			Released:       p.rel.released.Load(),

@@ -35,6 +35,7 @@ type verdict struct {
 	cause   memory.Cause
 	source  string
 	recycle bool
+	known   bool // memory already holds the place as bad: nothing to record
 }
 
 // runScreening runs the screening transition (backlog -> cold) on a
@@ -132,6 +133,9 @@ func (p *Pipeline) promoteOne(ctx context.Context, loc Location) (*Hot, bool) {
 			p.remember(loc.Index, v.cause, v.source)
 		}
 		p.cold.OfferSilent(loc)
+	case v.known:
+		p.ctr.knownBad.Add(1)
+		p.cold.Dispose(loc)
 	default:
 		p.remember(loc.Index, v.cause, v.source)
 		p.cold.Dispose(loc)
@@ -139,11 +143,22 @@ func (p *Pipeline) promoteOne(ctx context.Context, loc Location) (*Hot, bool) {
 	return nil, false
 }
 
-// promote is the body of the promotion transition: reserve the chunk, run
-// the full check on the resident chunk, then the verifiers. Whatever it
-// reserved it closes itself unless it returns a promotion (a panic too:
-// the deferred close runs before Transition.Run recovers).
+// promote is the body of the promotion transition: consult memory, reserve
+// the chunk, run the full check on the resident chunk, then the verifiers.
+// Whatever it reserved it closes itself unless it returns a promotion (a
+// panic too: the deferred close runs before Transition.Run recovers).
+//
+// A location waits in cold for a while after its screening, and memory may
+// have learnt meanwhile that its chunk is bad: a unique-placement mark
+// around a place handed out since, a claim rejection of a neighbour
+// widened by the memory's spatial resolution, a rejection restored from
+// probation. Such a location is dropped before its chunk is reserved, so
+// it costs no chunk load (memory already knows; nothing is recorded).
 func (p *Pipeline) promote(ctx context.Context, loc Location, v *verdict) (out stage.Outcome[*Hot], err error) {
+	if cause, bad := p.opts.Memory.CauseAt(loc.Index); bad {
+		v.cause, v.known = cause, true
+		return stage.Rejected[*Hot](ReasonFor(cause), "memory holds the chunk as rejected: "+cause.String()), nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.PromotionTimeout)
 	defer cancel()
 	res, err := p.opts.Reserver.ReserveFor(ctx, loc.Chunk(), p.opts.ReservationLifespan)
