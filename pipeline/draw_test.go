@@ -454,3 +454,54 @@ func TestOnPromoteWakesWaiter(t *testing.T) {
 		t.Fatal("the waiter was not woken by a promotion")
 	}
 }
+
+// TestOnPromoteSinks: OnPromote names the sink an entry landed in, for
+// every kind: login, general, network (a promotion, and a lease released
+// back to the pool), personal and group (once per subspace).
+func TestOnPromoteSinks(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[string]int{}
+	e := newEnv(t, envConfig{opts: func(o *Options) {
+		o.Login = LoginConfig{Enabled: true, PlayerCap: 2}
+		o.Network = NetworkConfig{Enabled: true, Capacity: 2}
+		o.Personal = PersonalConfig{Enabled: true}
+		o.Groups = []GroupConfig{{Name: "trio", Size: 3, Capacity: 1}}
+		o.General.Capacity = 2
+		o.OnPromote = func(sink string) {
+			mu.Lock()
+			calls[sink]++
+			mu.Unlock()
+		}
+	}})
+	defer e.shutdown()
+	if err := e.p.Personal().Open("alex", 1); err != nil {
+		t.Fatal(err)
+	}
+	e.fill(40, func() bool {
+		return e.p.Login().Len() == 2 && e.p.General().Len() == 2 && e.p.Network().Len() == 2 &&
+			e.p.Personal().PlayerLen("alex") == 1 && e.p.Group("trio").Len() == 1
+	})
+	st := e.p.Stats()
+	mu.Lock()
+	for _, s := range st.Sinks {
+		if got := calls[s.Name]; uint64(got) != s.Promotions+s.TransfersIn || got == 0 {
+			t.Errorf("OnPromote(%q) called %d times for %d promotions and %d transfers in", s.Name, got, s.Promotions, s.TransfersIn)
+		}
+	}
+	before := calls["network"]
+	mu.Unlock()
+
+	n := e.p.Network()
+	tok := n.NewToken()
+	if _, err := n.Reserve(tok); err != nil {
+		t.Fatal(err)
+	}
+	if !n.Release(tok) {
+		t.Fatal("Release of a leased token = false")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls["network"] != before+1 {
+		t.Fatalf("OnPromote(network) called %d times after a release, want %d", calls["network"], before+1)
+	}
+}
