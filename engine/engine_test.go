@@ -45,7 +45,8 @@ func testConfig(t *testing.T) *config.Config {
 }
 
 // smallRegion is the default region as a circle of radius blocks around
-// 0, 0, pulsing every 5 ms, with a general sink of 4.
+// 0, 0, pulsing every 5 ms, with a general sink of 4 and a memory rebuilt
+// every 20 ms.
 func smallRegion(radius int64) config.Region {
 	rc := config.DefaultRegion()
 	rc.Shape.Radius = radius
@@ -55,6 +56,7 @@ func smallRegion(radius int64) config.Region {
 	// two cores with the race detector.
 	rc.Queues = config.Queues{Backlog: 32, Cold: 32}
 	rc.Budget.Candidates, rc.Budget.Screens = 16, 8
+	rc.Memory.RebuildInterval = 20 * time.Millisecond
 	return rc
 }
 
@@ -252,6 +254,9 @@ func TestTeleportSafeClaimsShutdown(t *testing.T) {
 		if loc.X >= 0 {
 			t.Errorf("location %+v lies in the claim x >= 0", loc)
 		}
+		if loc.Sink != "general" || loc.Waited <= 0 {
+			t.Errorf("location %+v: want served by general with its wait", loc)
+		}
 		if err := e.Complete(loc.ID); err != nil {
 			t.Errorf("Complete(%d) = %v", loc.ID, err)
 		}
@@ -280,6 +285,10 @@ func TestTeleportSafeClaimsShutdown(t *testing.T) {
 	if st.Resident.Open == 0 {
 		t.Fatalf("before shutdown: resident Open = 0, want the held reservation (and the hot sink's) open")
 	}
+	if st.Served["general"] != n+1 || st.Latency.Count != n+1 || st.Handouts.Completed != n || st.Handouts.Open != 1 {
+		t.Errorf("before shutdown: served %v, latency %+v, handouts %+v; want %d served, %d completed, 1 open",
+			st.Served, st.Latency, st.Handouts, n+1, n)
+	}
 
 	if err := stop(); err != nil {
 		t.Fatalf("Run returned %v", err)
@@ -305,6 +314,10 @@ func TestTeleportSafeClaimsShutdown(t *testing.T) {
 
 func TestRestartRestoresColdAndMemory(t *testing.T) {
 	cfg := testConfig(t)
+	// Plains are common here: rejections come quickly.
+	rc := cfg.Regions[config.DefaultRegionName]
+	rc.Safety.Biomes.Deny = []string{"minecraft:plains"}
+	cfg.Regions[config.DefaultRegionName] = rc
 	e1, err := engine.New(t.Context(), cfg, engine.Options{Logger: quietLogger(), SaveInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -89,6 +89,9 @@ func (r *Region) Memory() *memory.Table { return r.mem }
 // MemoryPath returns the path of the region's memory file.
 func (r *Region) MemoryPath() string { return r.memPath }
 
+// Pulse returns the period of the region's pulses (Reload may change it).
+func (r *Region) Pulse() time.Duration { return time.Duration(r.period.Load()) }
+
 // Verifiers returns the region's verifier registry.
 func (r *Region) Verifiers() *verify.Registry { return r.verifier }
 

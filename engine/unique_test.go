@@ -1,0 +1,142 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/memory"
+)
+
+// isBad reports whether r's memory holds chunk c as rejected.
+func isBad(t *testing.T, r *engine.Region, c geom.Chunk) bool {
+	t.Helper()
+	i, err := r.Memory().ChunkIndex(c)
+	if err != nil {
+		t.Fatalf("ChunkIndex(%v): %v", c, err)
+	}
+	return r.Memory().IsBad(i)
+}
+
+// TestUniquePlacement runs two regions: "wide", whose unique-placement
+// radius covers its whole shape, so that one delivery marks every chunk
+// and the locations already cached are dropped; and "spread", where every
+// location lands outside the areas marked around the earlier ones.
+func TestUniquePlacement(t *testing.T) {
+	clock := new(fakeClock)
+	cfg := testConfig(t)
+	if err := os.WriteFile(filepath.Join(cfg.DataDir, "ttl.yml"), []byte("causes:\n  uniquePlacement: 1h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wide := smallRegion(128)
+	wide.UniquePlacement.Radius = 512
+	spread := smallRegion(384)
+	spread.UniquePlacement.Radius = 64
+	delete(cfg.Regions, region)
+	cfg.Regions["wide"], cfg.Regions["spread"] = wide, spread
+	e := newEngineOpts(t, cfg, engine.Options{Clock: clock.Now})
+	run(t, e)
+
+	t.Run("wide", func(t *testing.T) {
+		r := e.Region("wide")
+		waitFor(t, "a full general sink", func() bool { return fill(stats(t, e, "wide"), "general") == 4 })
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		loc, err := e.Teleport(ctx, "wide", engine.Request{Player: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		independentCheck(t, cfg, loc)
+		waitFor(t, "every chunk marked", func() bool { return r.Memory().Selectable() == 0 })
+		st := stats(t, e, "wide")
+		if st.Unique.Marked != 1 || st.Unique.Chunks != uint64(r.Shape().Len()) {
+			t.Errorf("Unique = %+v, want 1 place and all %d chunks marked", st.Unique, r.Shape().Len())
+		}
+		// Everything cached lies in the marked area: dropped, not served.
+		short, cancel2 := context.WithTimeout(t.Context(), 300*time.Millisecond)
+		defer cancel2()
+		if loc, err := e.Teleport(short, "wide", engine.Request{Player: "q"}); reason(err) != engine.ReasonNoLocation {
+			t.Fatalf("Teleport in a fully marked region = %+v, %v; want %s", loc, err, engine.ReasonNoLocation)
+		}
+		if st := stats(t, e, "wide"); st.Unique.Dropped < 3 {
+			t.Errorf("Unique.Dropped = %d, want the 3 locations left in the sink", st.Unique.Dropped)
+		}
+		var buf bytes.Buffer
+		if err := e.ExportMemory("wide", &buf); err != nil {
+			t.Fatal(err)
+		}
+		var ex memory.Export
+		if err := json.Unmarshal(buf.Bytes(), &ex); err != nil {
+			t.Fatal(err)
+		}
+		// Every cell is in an active run: uniquePlacement, or a static
+		// cause found before (a static run never merges with a dynamic one).
+		var cells, unique int64
+		for _, run := range ex.Active {
+			cells += run.Len
+			if run.Cause != "uniquePlacement" {
+				continue
+			}
+			unique += run.Len
+			if run.Tier != "dynamic" || run.Expires-ex.Now < 3590 || run.Expires-ex.Now > 3600 {
+				t.Errorf("run %+v (now %d): want dynamic, expiring in 1h (ttl.yml)", run, ex.Now)
+			}
+		}
+		if cells != r.Shape().Len() || unique < cells/2 {
+			t.Errorf("export holds %d active cells (%d uniquePlacement), want all %d, mostly uniquePlacement", cells, unique, r.Shape().Len())
+		}
+	})
+
+	t.Run("spread", func(t *testing.T) {
+		r := e.Region("spread")
+		const radius = 64
+		var prev []engine.Location
+		for range 6 {
+			loc := teleport2(t, e, "spread", engine.Request{Player: "p"})
+			b := geom.Block{X: loc.X, Z: loc.Z}
+			for _, p := range prev {
+				pb := geom.Block{X: p.X, Z: p.Z}
+				m := b.Chunk().Center()
+				dx, dz := m.X-pb.X, m.Z-pb.Z
+				if b.Chunk() == pb.Chunk() || dx*dx+dz*dz <= radius*radius {
+					t.Errorf("location %v lands in the area marked around %v", b, pb)
+				}
+			}
+			waitFor(t, "the marks of "+b.String(), func() bool { return isBad(t, r, b.Chunk()) })
+			// Every chunk of the shape whose centre is within the radius
+			// is marked.
+			for cz := (b.Z - radius) >> 4; cz <= (b.Z+radius)>>4; cz++ {
+				for cx := (b.X - radius) >> 4; cx <= (b.X+radius)>>4; cx++ {
+					c := geom.Chunk{X: cx, Z: cz}
+					m := c.Center()
+					dx, dz := m.X-b.X, m.Z-b.Z
+					if r.Shape().Contains(c) && dx*dx+dz*dz <= radius*radius && !isBad(t, r, c) {
+						t.Errorf("chunk %v within %d blocks of %v is not marked", c, radius, b)
+					}
+				}
+			}
+			if err := e.Complete(loc.ID); err != nil {
+				t.Error(err)
+			}
+			prev = append(prev, loc)
+		}
+	})
+}
+
+// teleport2 is teleport for a named region.
+func teleport2(t *testing.T, e *engine.Engine, region string, req engine.Request) engine.Location {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	loc, err := e.Teleport(ctx, region, req)
+	if err != nil {
+		t.Fatalf("Teleport: %v", err)
+	}
+	return loc
+}
