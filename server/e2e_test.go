@@ -544,6 +544,9 @@ func TestEndToEnd(t *testing.T) {
 		if st := ev.stats(region); !st.Paused {
 			t.Error("stats after pause: paused false")
 		}
+		if a := ev.call("GET", "/v1/regions", ""); !strings.Contains(string(a.body), `"paused":true`) {
+			t.Errorf("regions after pause: %s", a.body)
+		}
 		if a := ev.call("POST", admin+"resume", ""); a.status != 204 {
 			t.Errorf("resume = %d %s", a.status, a.body)
 		}

@@ -25,9 +25,15 @@ type fakeEngine struct {
 	// mu protects the following fields.
 	err      error
 	panicked bool
-	calls    []string
+	last     string // the last method called, with its arguments
+	calls    int    // methods called
 
 	claims *claims.Store
+	// block, when set, makes Teleport wait for it to close, whatever its
+	// context says.
+	block chan struct{}
+	// stats, when set, is what Stats returns for region "r".
+	stats *engine.Stats
 }
 
 func newFake(t *testing.T) *fakeEngine {
@@ -49,25 +55,33 @@ func (f *fakeEngine) set(err error, panicking bool) {
 func (f *fakeEngine) call(name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, name)
+	f.last = name
+	f.calls++
 	if f.panicked {
 		panic("fake engine: " + name)
 	}
 	return f.err
 }
 
+// callCount returns the number of method calls so far.
+func (f *fakeEngine) callCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
 func (f *fakeEngine) lastCall() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.calls) == 0 {
-		return ""
-	}
-	return f.calls[len(f.calls)-1]
+	return f.last
 }
 
 var fakeLocation = engine.Location{ID: 7, Region: "r", World: "w", X: 1, Y: 64, Z: -3, Biome: "plains", Sink: "general"}
 
 func (f *fakeEngine) Teleport(ctx context.Context, region string, req engine.Request) (engine.Location, error) {
+	if f.block != nil {
+		<-f.block
+	}
 	if err := f.call("Teleport " + region + " " + req.Player + " " + req.Sink + " " + req.Token); err != nil {
 		return engine.Location{}, err
 	}
@@ -108,6 +122,9 @@ func (f *fakeEngine) Stats(region string) (engine.Stats, error) {
 	}
 	if err := f.call("Stats"); err != nil {
 		return engine.Stats{}, err
+	}
+	if f.stats != nil {
+		return *f.stats, nil
 	}
 	return engine.Stats{Region: "r", World: "w"}, nil
 }

@@ -109,10 +109,16 @@ func TestUnknownErrorIs500(t *testing.T) {
 	if !strings.Contains(log.String(), "disk on fire") {
 		t.Errorf("log lacks the detail:\n%s", log.String())
 	}
-	// An *engine.Error of a reason the server does not know is no better.
-	f.set(&engine.Error{Reason: "brand-new-reason"}, false)
-	a = do(t, s.Handler(), "POST", "/v1/teleports/3/complete", "")
-	checkErrorAnswer(t, "complete with an unknown reason", a, 500, CodeInternal)
+	// An *engine.Error of ReasonInternal, or of a reason the server does
+	// not know, is no better.
+	for _, reason := range []string{engine.ReasonInternal, "brand-new-reason"} {
+		f.set(&engine.Error{Reason: reason, Err: errors.New("secret detail")}, false)
+		a = do(t, s.Handler(), "POST", "/v1/teleports/3/complete", "")
+		checkErrorAnswer(t, "complete with reason "+reason, a, 500, CodeInternal)
+		if strings.Contains(string(a.body), "secret detail") {
+			t.Errorf("500 body %s shows the detail", a.body)
+		}
+	}
 }
 
 // TestPanicRecovered checks that a panicking handler is answered with a
@@ -148,7 +154,7 @@ func TestAuth(t *testing.T) {
 			{"right token", "Bearer " + testToken, true},
 			{"scheme in lower case", "bearer " + testToken, true},
 		} {
-			before := f.lastCall()
+			before := f.callCount()
 			var a answer
 			if tc.header == "" {
 				a = do(t, h, c.method, c.path, c.body)
@@ -163,7 +169,7 @@ func TestAuth(t *testing.T) {
 				continue
 			}
 			checkErrorAnswer(t, what, a, 401, CodeUnauthorized)
-			if f.lastCall() != before {
+			if f.callCount() != before {
 				t.Errorf("%s reached the engine (%s)", what, f.lastCall())
 			}
 		}

@@ -1,0 +1,121 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/world"
+)
+
+// TestEngineCollector scrapes a fake engine's stats through a pedantic
+// registry (which checks the collector's descriptions against what it
+// collects) and checks the values.
+func TestEngineCollector(t *testing.T) {
+	f := newFake(t)
+	f.stats = &engine.Stats{
+		Region: "r", World: "w", Restored: 3, Paused: true,
+		Latency: engine.Latency{Count: 9, P50: 20 * time.Microsecond, P90: time.Millisecond, P99: 2 * time.Millisecond, Max: time.Second},
+		Pipeline: pipeline.Stats{
+			Backlog: pipeline.SinkFill{Name: "backlog", Fill: 1, Capacity: 256},
+			Cold:    pipeline.SinkFill{Name: "cold", Fill: 7, Capacity: 4096},
+			Sinks: []pipeline.SinkStats{
+				{Name: "general", Kind: "general", Fill: 4, Capacity: 10, Quota: 10, Demand: 2.5, Hits: 11, Misses: 2, Promotions: 15},
+				{Name: "network", Kind: "network", Fill: 1, Capacity: 10, Leased: 3},
+			},
+			Promotions:          15,
+			Misses:              2,
+			ScreenRejections:    map[string]uint64{"UNSAFE_BLOCK": 5},
+			PromotionRejections: map[string]uint64{"CLAIM_PROTECTED": 6},
+		},
+		Memory: memory.Stats{
+			Len: 100, BadCount: 25, BadFraction: 0.25, Coverage: 0.3, ActiveRuns: 4,
+			ByCause:    map[string]int64{"safetyExternal": 20, "biome": 5},
+			Rejections: map[string]int64{"safetyExternal[claims]": 6, "biome": 5},
+		},
+		Resident: world.ResidentStats{Opened: 20, Closed: 18, Open: 2},
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if _, err := New(f, Options{Logger: quietLogger(), Registerer: reg, Gatherer: reg}); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("Gather: %v", err)
+	}
+	got := map[string]float64{}
+	for _, mf := range families {
+		if !strings.HasPrefix(mf.GetName(), "rtp_") {
+			t.Errorf("metric %s lacks the rtp_ prefix", mf.GetName())
+		}
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			key := mf.GetName() + "{" + strings.Join(labels, ",") + "}"
+			switch {
+			case m.Counter != nil:
+				got[key] = m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				got[key] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	for key, want := range map[string]float64{
+		"rtp_region_info{region=r,world=w}":                                        1,
+		"rtp_region_paused{region=r}":                                              1,
+		"rtp_region_restored_locations{region=r}":                                  3,
+		"rtp_teleports_total{region=r}":                                            9,
+		"rtp_teleport_latency_seconds{quantile=0.5,region=r}":                      0.00002,
+		"rtp_teleport_latency_seconds{quantile=0.99,region=r}":                     0.002,
+		"rtp_teleport_latency_max_seconds{region=r}":                               1,
+		"rtp_sink_fill{kind=general,region=r,sink=general}":                        4,
+		"rtp_sink_capacity{kind=general,region=r,sink=general}":                    10,
+		"rtp_sink_demand_per_second{kind=general,region=r,sink=general}":           2.5,
+		"rtp_sink_hits_total{kind=general,region=r,sink=general}":                  11,
+		"rtp_sink_misses_total{kind=general,region=r,sink=general}":                2,
+		"rtp_sink_leased{kind=network,region=r,sink=network}":                      3,
+		"rtp_queue_fill{queue=cold,region=r}":                                      7,
+		"rtp_queue_capacity{queue=backlog,region=r}":                               256,
+		"rtp_pipeline_promotions_total{region=r}":                                  15,
+		"rtp_pipeline_misses_total{region=r}":                                      2,
+		"rtp_pipeline_screen_rejections_total{reason=UNSAFE_BLOCK,region=r}":       5,
+		"rtp_pipeline_promotion_rejections_total{reason=CLAIM_PROTECTED,region=r}": 6,
+		"rtp_memory_cells{region=r}":                                               100,
+		"rtp_memory_bad_cells{region=r}":                                           25,
+		"rtp_memory_bad_fraction{region=r}":                                        0.25,
+		"rtp_memory_coverage{region=r}":                                            0.3,
+		"rtp_memory_active_runs{region=r}":                                         4,
+		"rtp_memory_bad_cells_by_cause{cause=safetyExternal,region=r}":             20,
+		"rtp_memory_rejections_total{cause=safetyExternal,region=r,source=claims}": 6,
+		"rtp_memory_rejections_total{cause=biome,region=r,source=}":                5,
+		"rtp_resident_reservations_opened_total{world=w}":                          20,
+		"rtp_resident_reservations_closed_total{world=w}":                          18,
+		"rtp_resident_reservations_open{world=w}":                                  2,
+		"rtp_claims{}":                  0,
+		"rtp_http_requests_in_flight{}": 0,
+	} {
+		if v, ok := got[key]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", key, v, ok, want)
+		}
+	}
+}
+
+func TestSplitRejectionKey(t *testing.T) {
+	for key, want := range map[string][2]string{
+		"safetyExternal[claims]": {"safetyExternal", "claims"},
+		"biome":                  {"biome", ""},
+		"odd[":                   {"odd[", ""},
+		"x[a[b]":                 {"x", "a[b"},
+	} {
+		if c, s := splitRejectionKey(key); c != want[0] || s != want[1] {
+			t.Errorf("splitRejectionKey(%q) = %q, %q; want %q, %q", key, c, s, want[0], want[1])
+		}
+	}
+}
