@@ -767,3 +767,59 @@ func inFlight(t *testing.T, s *Server) float64 {
 	}
 	return m.GetGauge().GetValue()
 }
+
+// TestEngineErrorsOverHTTP produces, with a real engine, the errors a
+// region's configuration and state cause: sinks a region lacks, a paused
+// scan, a network lease past its end.
+func TestEngineErrorsOverHTTP(t *testing.T) {
+	cfg := smallConfig(t)
+	plain := config.DefaultRegion() // no login, network nor personal sink
+	plain.Shape = config.Shape{Kind: config.Square, CenterX: 4096, Radius: 64}
+	plain.Pulse = 10 * time.Millisecond
+	cfg.Regions["plain"] = plain
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	clock := &testClock{}
+	ev := start(t, cfg, envOptions{clock: clock})
+	const region = config.DefaultRegionName
+
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/v1/regions/plain/players/alice/join", ""},
+		{"PUT", "/v1/regions/plain/players/alice/queue", `{"capacity":1}`},
+		{"DELETE", "/v1/regions/plain/players/alice/queue", ""},
+		{"POST", "/v1/regions/plain/network/reservations", ""},
+	} {
+		checkErrorAnswer(t, c.method+" "+c.path, ev.call(c.method, c.path, c.body), 409, engine.ReasonNoSink)
+	}
+	_, a := ev.teleport("plain", `{"player":"p","sink":"login"}`)
+	checkErrorAnswer(t, "teleport from a login sink the region lacks", a, 409, engine.ReasonNoSink)
+	checkErrorAnswer(t, "player name too long in bytes", ev.call("POST", "/v1/regions/"+region+"/players/"+strings.Repeat("é", 40)+"/join", ""), 400, engine.ReasonInvalid)
+
+	// A network lease that ends before it is redeemed.
+	base := "/v1/regions/" + region + "/network/reservations"
+	var res reservationJSON
+	waitFor(t, 30*time.Second, "no network reservation", func() bool {
+		a := ev.call("POST", base, "")
+		if a.status != 201 {
+			return false
+		}
+		return json.Unmarshal(a.body, &res) == nil
+	})
+	// Paused, the region ends no lease: the redeem finds it past its end.
+	if a := ev.call("POST", "/v1/admin/regions/"+region+"/scan/pause", ""); a.status != 204 {
+		t.Fatalf("pause = %d %s", a.status, a.body)
+	}
+	clock.Advance(cfg.Regions[region].Sinks.Network.Lease + time.Minute)
+	checkErrorAnswer(t, "redeem past the lease", ev.call("POST", base+"/"+res.Token+"/redeem", ""), 410, engine.ReasonLeaseExpired)
+
+	// A paused region with nothing ready for the asker.
+	waitFor(t, 10*time.Second, "the paused region kept locations ready", func() bool {
+		_, a := ev.teleport(region, `{"player":"p","waitMs":0}`)
+		if a.status == 200 {
+			return false // drain what was ready before the pause
+		}
+		checkErrorAnswer(t, "teleport in a paused region", a, 503, engine.ReasonPaused)
+		return true
+	})
+}
