@@ -64,6 +64,7 @@ func TestPickMinecraftWorld(t *testing.T) {
 }
 
 func TestPickProceduralText(t *testing.T) {
+	t.Parallel()
 	out, stderr, err := run(t, "pick", "-n", "3")
 	if err != nil {
 		t.Fatalf("pick: %v\n%s", err, stderr)

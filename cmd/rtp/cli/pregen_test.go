@@ -24,9 +24,9 @@ regions:
     world: world
     shape: {kind: circle, radius: 2048}
     sinks:
-      general: {capacity: 8}
+      general: {capacity: 4}
     pulse: `+pulse+`
-    queues: {backlog: 64, cold: 64}
+    queues: {backlog: 32, cold: 32}
 `)
 	return path, dataDir
 }
@@ -34,19 +34,20 @@ regions:
 // TestPregenRestores fills a region, then checks that the next start
 // restores the cold locations from the data directory.
 func TestPregenRestores(t *testing.T) {
+	t.Parallel()
 	path, _ := smallConfig(t, "20ms")
-	out, stderr, err := run(t, "pregen", "--config", path, "--target", "40")
+	out, stderr, err := run(t, "pregen", "--config", path, "--target", "20")
 	if err != nil {
 		t.Fatalf("pregen: %v\n%s", err, stderr)
 	}
-	m := regexp.MustCompile(`region default: general 8/8, cold (\d+) \(target 40; 0 restored at start\)`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`region default: general 4/4, cold (\d+) \(target 20; 0 restored at start\)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("pregen printed %q", out)
 	}
-	if cold, _ := strconv.Atoi(m[1]); cold < 40 {
-		t.Fatalf("pregen stopped with %d cold locations, want 40", cold)
+	if cold, _ := strconv.Atoi(m[1]); cold < 20 {
+		t.Fatalf("pregen stopped with %d cold locations, want 20", cold)
 	}
-	if !strings.Contains(stderr, "pregen: 100% default general 8/8") {
+	if !strings.Contains(stderr, "pregen: 100% default general 4/4") {
 		t.Errorf("no progress on stderr: %q", stderr)
 	}
 
@@ -66,12 +67,12 @@ func TestPregenRestores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Restored < 40 {
-		t.Fatalf("the next start restored %d locations, want at least the 40 cold ones", st.Restored)
+	if st.Restored < 20 {
+		t.Fatalf("the next start restored %d locations, want at least the 20 cold ones", st.Restored)
 	}
 
 	// A second pregen starts warm.
-	out, _, err = run(t, "pregen", "--config", path, "--target", "40")
+	out, _, err = run(t, "pregen", "--config", path, "--target", "20")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +97,12 @@ func TestPregenUsage(t *testing.T) {
 }
 
 func TestPregenTimeout(t *testing.T) {
+	t.Parallel()
 	// A region that pulses once an hour does not fill: pregen gives up at
 	// its timeout with an error that says how far it got.
 	path, _ := smallConfig(t, "1h")
 	_, _, err := run(t, "pregen", "--config", path, "--timeout", "300ms")
-	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") || !strings.Contains(err.Error(), "default general 0/8 cold 0/64") {
+	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") || !strings.Contains(err.Error(), "default general 0/4 cold 0/32") {
 		t.Fatalf("pregen past its timeout = %v", err)
 	}
 }

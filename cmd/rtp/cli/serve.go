@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rtpengine/rtp/config"
+	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/server"
+)
+
+type serveOptions struct {
+	engineOptions
+	listen string
+}
+
+func newServeCmd() *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the engine and serve the HTTP API",
+		Long: `Serve runs every configured region and serves the HTTP API (see
+api/openapi.yaml) until it receives SIGINT or SIGTERM. Without flags it uses
+the built-in configuration: the procedural world, the data under ./rtp-data,
+listening on 127.0.0.1:8080.
+
+On start it prints "listening on http://ADDR" (the address actually bound:
+--listen 127.0.0.1:0 picks a free port). On a signal it stops accepting
+requests, lets those in flight finish, then shuts the engine down in order:
+reservations closed, locations and memory saved for the next start.
+
+With --config, POST /v1/admin/reload re-reads that file (with the flags
+applied again) and applies what can change while running.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), &o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	o.register(cmd)
+	cmd.Flags().StringVar(&o.listen, "listen", "", "address to listen on, host:port (default: the configuration's server.listen)")
+	return cmd
+}
+
+func (o *serveOptions) load() (*config.Config, error) {
+	cfg, err := o.engineOptions.load()
+	if err != nil {
+		return nil, err
+	}
+	if o.listen != "" {
+		cfg.Server.Listen = o.listen
+	}
+	return cfg, nil
+}
+
+func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (err error) {
+	logger, err := o.logger(stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := o.load()
+	if err != nil {
+		return err
+	}
+	token, err := cfg.Auth.Resolve()
+	if err != nil {
+		return err
+	}
+	e, err := engine.New(ctx, cfg, engine.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	// From here on the engine is shut down on every path: by Run below, or
+	// by Close if serving never started.
+	running := false
+	defer func() {
+		if !running {
+			if cerr := e.Close(context.Background()); err == nil {
+				err = cerr
+			}
+		}
+	}()
+	opts := server.Options{Logger: logger, Token: token, MaxBodyBytes: cfg.Server.MaxBodyBytes}
+	if o.configPath != "" {
+		opts.Reload = func(ctx context.Context) error {
+			c, err := o.load()
+			if err != nil {
+				return &engine.Error{Reason: engine.ReasonInvalid, Err: err}
+			}
+			return e.Reload(ctx, c)
+		}
+	}
+	srv, err := server.New(e, opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	running = true
+
+	// The engine runs until the server has stopped: its context is not
+	// the command's, so a signal first stops the HTTP intake.
+	engCtx, stopEngine := context.WithCancel(context.Background())
+	defer stopEngine()
+	engDone := make(chan error, 1)
+	srvCtx, stopServer := context.WithCancel(ctx)
+	defer stopServer()
+	go func() {
+		err := e.Run(engCtx)
+		stopServer() // an engine that stops on its own takes the server down
+		engDone <- err
+	}()
+	logger.Info("serving", "addr", ln.Addr().String(), "regions", e.Regions(), "data", cfg.DataDir)
+	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	srvErr := srv.Serve(srvCtx, ln, cfg.Server)
+	stopEngine()
+	engErr := <-engDone
+	if srvErr != nil {
+		srvErr = fmt.Errorf("serve: %w", srvErr)
+	}
+	if engErr != nil {
+		engErr = fmt.Errorf("serve: engine: %w", engErr)
+	} else if ctx.Err() == nil && srvErr == nil {
+		engErr = errors.New("serve: the engine stopped")
+	}
+	if err := errors.Join(srvErr, engErr); err != nil {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}
