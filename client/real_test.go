@@ -1,0 +1,213 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/rtpengine/rtp/client"
+	"github.com/rtpengine/rtp/config"
+	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/server"
+)
+
+// TestAgainstServer drives every route of a real server over a real
+// engine (procedural world, every sink enabled) through the client.
+func TestAgainstServer(t *testing.T) {
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	rc := cfg.Regions[config.DefaultRegionName]
+	rc.Shape = config.Shape{Kind: config.Square, Radius: 256}
+	rc.Pulse = 10 * time.Millisecond
+	rc.Sinks.Login.Enabled = true
+	rc.Sinks.Network.Enabled = true
+	rc.Sinks.Personal.Enabled = true
+	cfg.Regions[config.DefaultRegionName] = rc
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	e, err := engine.New(t.Context(), cfg, engine.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token = "client-test-token-0123456789"
+	srv, err := server.New(e, server.Options{Logger: quiet, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(runCtx) }()
+	t.Cleanup(func() {
+		hs.Close()
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("engine Run: %v", err)
+		}
+	})
+
+	ctx := t.Context()
+	c := client.New(hs.URL, client.Options{Token: token, HTTPClient: hs.Client()})
+	anon := client.New(hs.URL, client.Options{HTTPClient: hs.Client()})
+	if err := c.Healthz(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for c.Readyz(ctx) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready: %v", c.Readyz(ctx))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	regs, err := anon.Regions(ctx)
+	if err != nil || len(regs) != 1 || regs[0].Name != "default" || regs[0].World != "world" {
+		t.Fatalf("Regions = %+v, %v", regs, err)
+	}
+
+	// Teleports.
+	_, err = anon.Teleport(ctx, "default", client.TeleportRequest{Player: "alex"})
+	if client.Code(err) != client.CodeUnauthorized {
+		t.Fatalf("Teleport without the token = %v", err)
+	}
+	tp, err := c.Teleport(ctx, "default", client.TeleportRequest{Player: "alex", Wait: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp.ID == 0 || tp.Region != "default" || tp.World != "world" || tp.Sink != "general" {
+		t.Fatalf("Teleport = %+v", tp)
+	}
+	if err := c.Complete(ctx, tp.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Complete(ctx, tp.ID); client.Code(err) != client.CodeUnknownID {
+		t.Fatalf("second Complete = %v", err)
+	}
+	tp, err = c.Teleport(ctx, "default", client.TeleportRequest{Player: "alex", Wait: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cancel(ctx, tp.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Teleport(ctx, "default", client.TeleportRequest{Player: "alex", Sink: "vip"})
+	if client.Code(err) != client.CodeUnknownSink {
+		t.Fatalf("Teleport from an unknown sink = %v", err)
+	}
+	_, err = c.Teleport(ctx, "nowhere", client.TeleportRequest{Player: "alex"})
+	if client.Code(err) != client.CodeUnknownRegion {
+		t.Fatalf("Teleport to an unknown region = %v", err)
+	}
+	_, err = c.Teleport(ctx, "default", client.TeleportRequest{Player: ""})
+	if client.Code(err) != client.CodeBadRequest {
+		t.Fatalf("Teleport without a player = %v", err)
+	}
+
+	// Player events.
+	if err := c.Join(ctx, "default", "steve"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Quit(ctx, "default", "steve"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.OpenQueue(ctx, "default", "steve", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CloseQueue(ctx, "default", "steve"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Network reservations: wait for the network pool to hold a place.
+	var res client.Reservation
+	for {
+		res, err = c.Reserve(ctx, "default", "")
+		if err == nil {
+			break
+		}
+		if client.Code(err) != client.CodeNoLocation || time.Now().After(deadline) {
+			t.Fatalf("Reserve = %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if res.Token == "" || res.Location.World != "world" || !res.Expires.After(time.Now()) {
+		t.Fatalf("Reserve = %+v", res)
+	}
+	got, err := c.Redeem(ctx, "default", res.Token)
+	if err != nil || got.X != res.Location.X || got.Z != res.Location.Z {
+		t.Fatalf("Redeem = %+v, %v; want the leased %+v", got, err, res.Location)
+	}
+	if _, err := c.Redeem(ctx, "default", res.Token); client.Code(err) != client.CodeTokenRedeemed && client.Code(err) != client.CodeUnknownToken {
+		t.Fatalf("second Redeem = %v", err)
+	}
+	c.Complete(ctx, got.ID)
+	if err := c.Release(ctx, "default", "no-such-token"); err == nil {
+		t.Fatal("Release of a token never minted succeeded")
+	}
+
+	// Claims.
+	cl, err := c.AddClaim(ctx, "world", client.NewClaim{Owner: "town", MinX: 1, MinZ: 2, MaxX: 30, MaxZ: 40})
+	if err != nil || cl.ID == 0 || cl.World != "world" || cl.Owner != "town" || cl.MaxZ != 40 {
+		t.Fatalf("AddClaim = %+v, %v", cl, err)
+	}
+	list, err := anon.Claims(ctx, "world")
+	if err != nil || len(list) != 1 || list[0].ID != cl.ID {
+		t.Fatalf("Claims = %+v, %v", list, err)
+	}
+	if _, err := anon.Claims(ctx, "mars"); client.Code(err) != client.CodeUnknownWorld {
+		t.Fatalf("Claims of an unknown world = %v", err)
+	}
+	if err := c.RemoveClaim(ctx, "world", cl.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RemoveClaim(ctx, "world", cl.ID); client.Code(err) != client.CodeUnknownClaim {
+		t.Fatalf("second RemoveClaim = %v", err)
+	}
+
+	// Stats, typed.
+	st, err := anon.Stats(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Region != "default" || st.World != "world" || st.Latency == nil || st.Latency.Count < 2 ||
+		st.Latency.Max <= 0 || len(st.Pipeline.Sinks) < 2 || st.Pipeline.Cold.Capacity == 0 || st.Memory.Len == 0 {
+		t.Fatalf("Stats = %+v (latency %+v)", st, st.Latency)
+	}
+
+	// Admin.
+	if err := c.ScanPause(ctx, "default"); err != nil {
+		t.Fatal(err)
+	}
+	if regs, _ := anon.Regions(ctx); !regs[0].Paused {
+		t.Fatal("Regions does not show the pause")
+	}
+	if err := c.ScanResume(ctx, "default"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ScanReset(ctx, "default"); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := c.ExportMemory(ctx, "default", &buf); err != nil {
+		t.Fatal(err)
+	}
+	var exp struct {
+		World string `json:"world"`
+		Len   int64  `json:"len"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &exp); err != nil || exp.World != "world" || exp.Len != st.Memory.Len {
+		t.Fatalf("ExportMemory = %q (%v)", buf.String(), err)
+	}
+	if err := anon.ExportMemory(ctx, "default", &buf); client.Code(err) != client.CodeUnauthorized {
+		t.Fatalf("ExportMemory without the token = %v", err)
+	}
+	// Without a reload function the server cannot reload.
+	if err := c.Reload(ctx); client.Code(err) != client.CodeRestartNeeded {
+		t.Fatalf("Reload = %v, want restart-needed", err)
+	}
+}
