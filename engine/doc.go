@@ -2,14 +2,22 @@
 // a chunk source behind the terrain archive and a resident chunk store,
 // and for each configured region its shape and distribution, its spatial
 // memory, its location pipeline, its safety rules, its verifiers and the
-// TTL policy that says how long rejections are remembered.
+// TTL policy that says how long rejections are remembered. It is the
+// service API the HTTP server (package server) is written against.
 //
 // # Lifecycle
 //
 // New opens everything a configuration names, in the data folder:
 //
-//	<data>/archive.db          terrain archive (SQLite); a failure to open it
-//	                           is logged once and the archive is disabled
+//	<data>/archive.db          terrain archive (SQLite) of the first
+//	                           procedural world, in name order; a failure
+//	                           to open it is logged once and that world
+//	                           runs without an archive
+//	<data>/archive-<world>.db  the archive of every other procedural world
+//	                           (beside the configured archive path: its
+//	                           name without extension, "-<world>", and its
+//	                           extension), since an archive store serves
+//	                           one archive at a time
 //	<data>/ttl.yml             TTL policy (ttl.LoadFileOrDefault)
 //	<data>/claims.db           claims store, verifier source "claims"
 //	<data>/rtp.db              locations of every region (sqlitepersist)
@@ -17,29 +25,80 @@
 //
 // and restores each region's persisted locations as cold entries. Run then
 // drives every region: one pulse loop per region (Region.Pulse period)
-// calling pipeline.Pulse, the memory table's rebuild loop, and a periodic
-// save of the memory file. When Run's context ends it shuts down in order:
-// intake stops (waiting teleports fail with ReasonShutdown), the region
-// loops return, each pipeline closes (its hot reservations closed, its
-// locations kept for the next start), each memory file is saved, the
-// archive flushes and closes, each resident store closes (closing any
-// reservation still open), and the databases close. Close does the same
-// shutdown for an Engine that was never run.
+// calling pipeline.Pulse, the memory table's rebuild loop, a periodic save
+// of the memory file and the unique-placement marker; and one sweep that
+// closes the locations handed out and never completed
+// (Options.HandoutLifespan). When Run's context ends it shuts down in
+// order: intake stops (waiting teleports fail with ReasonShutdown), the
+// region loops return, each pipeline closes (its hot reservations closed,
+// its locations kept for the next start), each memory file is saved, every
+// location handed out is closed, the archives flush and close, each
+// resident store closes (closing any reservation still open), and the
+// databases close. Close does the same shutdown for an Engine that was
+// never run. Ready reports when every region has finished its first pulse.
 //
 // # Teleports
 //
-// Teleport takes a location from a region's general hot sink (or a named
-// extra sink). On a miss it waits, bounded by its context, for the next
-// pulse of the region and tries again. It never fails silently: every
-// failure is an *Error carrying a Reason. The location's reservation stays
-// open until Complete is called with its ID (or the engine shuts down).
+// Teleport takes a location from, in order of the Request: a network
+// token's lease (Token), the login reserve (Sink "login", falling through
+// to the general sink when empty), the player's personal queue (when it
+// holds a location, or explicitly with Sink "personal"), a named extra
+// sink, or the general sink. On a miss it waits, bounded by its context,
+// for the next entry to land in the sink it waits on (the pipeline's
+// OnPromote: a promotion, a transfer or a returning lease), and tries
+// again; a region whose scan is paused fails at once with ReasonPaused. It
+// never fails silently: every failure is an *Error carrying a Reason. The
+// location carries the biome of its landing column, the sink that served
+// it and how long the request took; its reservation stays open until
+// Complete (the player arrived), Cancel (the player gave up: the location
+// goes back to cold) or the end of its lifespan.
 //
-// # Limits of this first cut
+// The hit path takes no lock but one shard of the handout table and the
+// resident store's on Complete, and does not allocate (see
+// BenchmarkTeleportHot); its durations feed a lock-free log-bucket
+// histogram (Stats.Latency).
 //
-// Minecraft worlds and http verifiers are refused with a "not supported
-// yet" error. One archive store serves the first procedural world (in name
-// order); other procedural worlds run without one, as an archive store
-// belongs to one archive at a time. Only the general sink and extra sinks
-// serve teleports; the login, network, personal and group sinks are not
-// wired.
+// Join and Quit drive the login reserve, OpenQueue and CloseQueue the
+// personal queues, and Reserve, Redeem and Release the network leases.
+//
+// # Verifiers
+//
+// The claims store verifies every region when no verifier is configured,
+// and otherwise the regions its claims verifiers list. Each http verifier
+// (verify/httpverify) is registered as an async verifier, under its
+// configured name, on each region it lists; the sinks of such a region
+// declare pipeline.Criteria.Extrinsic, so they take transfers only by
+// provenance. Rejections are remembered as safetyExternal attributed to
+// the verifier's name (its TTL: ttl.yml verifiers.<name>).
+//
+// # Unique placement
+//
+// With config.UniquePlacement.Radius set, every location handed out (by
+// Teleport or Redeem) has its area marked: each chunk of the region's
+// shape whose centre lies within the radius, and the location's own chunk,
+// is recorded as rejected with memory.CauseUniquePlacement (dynamic tier,
+// TTL causes.uniquePlacement). The marks are queued (a bounded queue; a
+// full one loses the place and counts it) and applied off the teleport
+// path by the region's marker, which rebuilds the memory table after each
+// batch so that they count at once. Locations already cached in a marked
+// area are dropped where the engine sees them cheaply: a hot entry taken
+// from a sink is checked with one lock-free memory.Table.IsBad lookup and
+// closed instead of handed out; the promotion check (and with it the
+// recheck of transfers) refuses a chunk memory holds as rejected, which
+// keeps cold entries out. Leases already reserved for a network token are
+// handed out regardless, since they were promised. A cancelled location is
+// not given back to cold while unique placement is on.
+//
+// # Scan control and reload
+//
+// ScanPause stops a region's pulses (teleports are still served from what
+// is ready), ScanResume restarts them, ScanReset empties the region's
+// memory (an empty memory file loaded into its table) and its pipeline,
+// and ExportMemory writes the memory's debug JSON. Reload applies a new
+// configuration's live settings (TTL policy, sink capacities, login player
+// cap, pulse period, unique-placement radius, which regions the claims
+// store verifies) and refuses, applying nothing, one that changes anything
+// else (ReasonRestartNeeded, with a *RestartError listing the changes).
+// The pipeline cannot change its per-pulse budget while it runs, so a
+// budget change needs a restart.
 package engine

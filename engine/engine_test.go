@@ -35,7 +35,7 @@ var sharedArchive string
 // testConfig is the default configuration with its data in a temporary
 // folder, the shared archive, and a small default region (a circle of 512
 // blocks) pulsing every 5 ms.
-func testConfig(t *testing.T) *config.Config {
+func testConfig(t testing.TB) *config.Config {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
@@ -68,7 +68,7 @@ func (c *fakeClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 
 // waitFor polls cond every 5 ms until it holds, failing the test after
 // 30 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
@@ -80,7 +80,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // stats returns the stats of region.
-func stats(t *testing.T, e *engine.Engine, region string) engine.Stats {
+func stats(t testing.TB, e *engine.Engine, region string) engine.Stats {
 	t.Helper()
 	st, err := e.Stats(region)
 	if err != nil {
@@ -111,12 +111,12 @@ func reason(err error) string {
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func newEngine(t *testing.T, cfg *config.Config) *engine.Engine {
+func newEngine(t testing.TB, cfg *config.Config) *engine.Engine {
 	t.Helper()
 	return newEngineOpts(t, cfg, engine.Options{})
 }
 
-func newEngineOpts(t *testing.T, cfg *config.Config, opts engine.Options) *engine.Engine {
+func newEngineOpts(t testing.TB, cfg *config.Config, opts engine.Options) *engine.Engine {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
@@ -131,7 +131,7 @@ func newEngineOpts(t *testing.T, cfg *config.Config, opts engine.Options) *engin
 
 // run starts e.Run and returns a function that stops it and returns its
 // error.
-func run(t *testing.T, e *engine.Engine) (stop func() error) {
+func run(t testing.TB, e *engine.Engine) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -16,7 +16,7 @@ import (
 //
 // Design note: a lock-free log-bucket histogram was preferred to a
 // reservoir sample (which needs a lock or a random source per record) and
-// to an exact sorted log (unbounded memory). 496 buckets of 8 bytes cover
+// to an exact sorted log (unbounded memory). 488 buckets of 8 bytes cover
 // 0 ns to 2^63 ns.
 //
 // The zero value is an empty histogram, safe for concurrent use.
@@ -28,9 +28,9 @@ type histogram struct {
 const (
 	histSubBits = 3
 	histSub     = 1 << histSubBits
-	// histBuckets covers every non-negative int64: the index of 2^63-1 is
-	// (63-3)*8 + 15 = 495.
-	histBuckets = (63-histSubBits)*histSub + 2*histSub
+	// histBuckets covers every non-negative int64: 2^63-1 has exponent 62
+	// and index (62-3)*8 + 15 = 487.
+	histBuckets = (62-histSubBits)*histSub + 2*histSub
 )
 
 // histIndex returns the bucket of v nanoseconds.

@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestHistIndex(t *testing.T) {
+	// Buckets are contiguous and ordered, and every value lies within its
+	// bucket's bounds, which are at most 12.5% apart.
+	prevUpper := uint64(0)
+	for i := range histBuckets {
+		up := histUpper(i)
+		if i > 0 && up <= prevUpper {
+			t.Fatalf("histUpper(%d) = %d <= histUpper(%d) = %d", i, up, i-1, prevUpper)
+		}
+		lo := uint64(0)
+		if i > 0 {
+			lo = prevUpper + 1
+		}
+		for _, v := range []uint64{lo, up} {
+			if got := histIndex(v); got != i {
+				t.Fatalf("histIndex(%d) = %d, want %d", v, got, i)
+			}
+		}
+		if lo >= 16 && float64(up-lo+1) > float64(lo)/8 {
+			t.Fatalf("bucket %d [%d, %d] wider than 1/8 of its lower bound", i, lo, up)
+		}
+		prevUpper = up
+	}
+	if prevUpper != 1<<63-1 {
+		t.Errorf("last bucket ends at %d, want %d", prevUpper, uint64(1<<63-1))
+	}
+}
+
+// TestHistogramQuantiles compares the histogram with exact quantiles of a
+// random sample: each reported quantile is at or above the exact one and
+// within one bucket (12.5%) of it.
+func TestHistogramQuantiles(t *testing.T) {
+	var h histogram
+	if l := h.Latency(); l != (Latency{}) {
+		t.Errorf("empty Latency() = %+v, want zero", l)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var sample []time.Duration
+	for range 100000 {
+		// Log-uniform from 100 ns to 10 ms, and a few negatives (count 0).
+		d := time.Duration(100 * float64(uint64(1)<<rng.IntN(17)) * (1 + rng.Float64()))
+		if rng.IntN(1000) == 0 {
+			d = -d
+		}
+		h.Record(d)
+		sample = append(sample, max(d, 0))
+	}
+	slices.Sort(sample)
+	exact := func(p float64) time.Duration { return sample[int(p*float64(len(sample))+0.999999)-1] }
+	l := h.Latency()
+	if l.Count != uint64(len(sample)) || l.Max != sample[len(sample)-1] {
+		t.Errorf("Count %d, Max %v; want %d, %v", l.Count, l.Max, len(sample), sample[len(sample)-1])
+	}
+	for _, q := range []struct {
+		name string
+		p    float64
+		got  time.Duration
+	}{{"p50", 0.5, l.P50}, {"p90", 0.9, l.P90}, {"p99", 0.99, l.P99}} {
+		want := exact(q.p)
+		if q.got < want || float64(q.got) > float64(want)*1.125+1 {
+			t.Errorf("%s = %v, exact %v: want within [exact, exact*1.125]", q.name, q.got, want)
+		}
+	}
+}
+
+func TestHistogramConcurrent(t *testing.T) {
+	var h histogram
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 1000 {
+				h.Record(time.Duration(g*1000 + i))
+			}
+		})
+	}
+	wg.Wait()
+	if l := h.Latency(); l.Count != 8000 || l.Max != 7999 {
+		t.Errorf("Latency() = %+v, want Count 8000, Max 7999ns", l)
+	}
+}
+
+func TestHistogramRecordAllocs(t *testing.T) {
+	var h histogram
+	if n := testing.AllocsPerRun(1000, func() { h.Record(1234 * time.Nanosecond) }); n != 0 {
+		t.Errorf("Record allocates %v times, want 0", n)
+	}
+}
+
+func BenchmarkHistogramRecord(b *testing.B) {
+	var h histogram
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		d := time.Duration(0)
+		for pb.Next() {
+			d += 37
+			h.Record(d)
+		}
+	})
+}
