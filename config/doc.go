@@ -1,8 +1,8 @@
 // Package config reads rtp.yml, the configuration of an rtp service: the
 // HTTP server, the data folder, the database and terrain archive, the
 // ttl.yml to use, the admin token, the worlds, the regions (shape,
-// distribution, safety rules, hot cache sizes, pulse and budget) and the
-// verifiers.
+// distribution, safety rules, hot cache sizes, pulse and budget, unique
+// placement) and the verifiers.
 //
 // Every option has a default. Default returns the configuration of rtp
 // run without a file: one procedural world "world", one region "default"
