@@ -16,6 +16,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal starts an orderly shutdown; a second one ends the
+	// process at once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	err := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {

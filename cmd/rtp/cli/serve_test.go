@@ -183,6 +183,19 @@ func TestServe(t *testing.T) {
 	if err := c.Reload(ctx); err != nil {
 		t.Fatalf("Reload of the unchanged file: %v", err)
 	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(good, "regions: [\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Reload(ctx); client.Code(err) != client.CodeInvalid || !strings.Contains(err.Error(), "rtp.yml") {
+		t.Fatalf("Reload of a broken file = %v, want invalid naming the file", err)
+	}
+	if err := os.WriteFile(path, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	if err := s.stop(t); err != nil {
 		t.Fatalf("serve after its context ended = %v\n%s", err, s.log())
