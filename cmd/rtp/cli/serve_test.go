@@ -322,3 +322,17 @@ func TestServeUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestServeWarnsBeyondLoopback: listening on every interface without an
+// admin token leaves the mutating routes open to the network, and says so.
+func TestServeWarnsBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	path, _ := smallConfig(t, "20ms")
+	s := startServe(t, "--config", path, "--listen", "0.0.0.0:0")
+	if err := s.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if log := s.log(); !strings.Contains(log, "level=WARN") || !strings.Contains(log, "without an admin token") {
+		t.Fatalf("serve on 0.0.0.0 without a token logged no warning:\n%s", log)
+	}
+}
