@@ -50,7 +50,8 @@ func BenchmarkTeleportHot(b *testing.B) {
 		if err := e.ScanResume(config.DefaultRegionName); err != nil {
 			b.Fatal(err)
 		}
-		waitFor(b, "a full general sink", func() bool { return general.Len() >= capacity })
+		// The first fill generates the terrain: allow it minutes.
+		waitForUpTo(b, 5*time.Minute, "a full general sink", func() bool { return general.Len() >= capacity })
 		if err := e.ScanPause(config.DefaultRegionName); err != nil {
 			b.Fatal(err)
 		}

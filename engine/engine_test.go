@@ -70,7 +70,13 @@ func (c *fakeClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 // 30 s.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	waitForUpTo(t, 30*time.Second, what, cond)
+}
+
+// waitForUpTo is waitFor with another bound.
+func waitForUpTo(t testing.TB, bound time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rtpengine/rtp/world"
 )
 
 func TestHistIndex(t *testing.T) {
@@ -106,4 +109,32 @@ func BenchmarkHistogramRecord(b *testing.B) {
 			h.Record(d)
 		}
 	})
+}
+
+func TestBiomeName(t *testing.T) {
+	for _, name := range []string{"minecraft:plains", "minecraft:desert", "test:biome-name-cache"} {
+		id := world.Biome(name)
+		for range 2 { // a miss, then a hit
+			if got := biomeName(id); got != name {
+				t.Errorf("biomeName(%d) = %q, want %q", id, got, name)
+			}
+		}
+	}
+	if got := biomeName(world.BiomeID(1 << 30)); got != "" {
+		t.Errorf("biomeName of an ID never handed out = %q, want \"\"", got)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			name := fmt.Sprintf("test:concurrent-%d", g)
+			id := world.Biome(name)
+			for range 100 {
+				if got := biomeName(id); got != name {
+					t.Errorf("biomeName(%d) = %q, want %q", id, got, name)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

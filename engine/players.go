@@ -176,7 +176,7 @@ func (e *Engine) Reserve(region, token string) (Reservation, error) {
 	loc := Location{Region: region, World: pl.World, X: pl.X, Y: pl.Y, Z: pl.Z, Sink: n.Name()}
 	if ch, ok := r.world.resident.Peek(pl.Chunk()); ok {
 		x, z := pl.Block().Local()
-		loc.Biome = ch.Column(x, z).Biome.String()
+		loc.Biome = biomeName(ch.Column(x, z).Biome)
 	}
 	lease := r.leaseTTL
 	if lease <= 0 {

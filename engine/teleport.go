@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/world"
 )
 
 // Reasons a teleport fails, in Error.Reason.
@@ -112,9 +115,10 @@ type Location struct {
 // caller calls Complete with the location's ID once the player has moved,
 // or Cancel if the player gave up.
 //
-// A hit does not allocate beyond the location's biome name lookup and the
-// bookkeeping of the handout, and takes no lock but the handout table's
-// shard (see BenchmarkTeleportHot).
+// A hit takes no lock but one shard of the handout table (and the
+// sink's lock-free ring), and allocates nothing beyond the amortized growth
+// of that table and of the location table's write queue (see
+// BenchmarkTeleportHot).
 func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Location, error) {
 	start := time.Now()
 	r := e.regions[region]
@@ -315,7 +319,40 @@ func biomeOf(h *pipeline.Hot) string {
 		return ""
 	}
 	x, z := h.Block().Local()
-	return ch.Column(x, z).Biome.String()
+	return biomeName(ch.Column(x, z).Biome)
+}
+
+// maxCachedBiome bounds the biome IDs biomeName caches (IDs are dense:
+// a world has a few hundred biomes at most).
+const maxCachedBiome = 4096
+
+// biomeNames caches world.Biomes' names by ID, copy-on-write, so that the
+// teleport path reads a biome name without the interner's lock.
+var biomeNames atomic.Pointer[[]string]
+
+// biomeName returns the name of id, as id.String() does.
+func biomeName(id world.BiomeID) string {
+	if p := biomeNames.Load(); p != nil && int(id) < len(*p) && (*p)[id] != "" {
+		return (*p)[id]
+	}
+	name := id.String()
+	if name == "" || id >= maxCachedBiome {
+		return name
+	}
+	for {
+		old := biomeNames.Load()
+		var names []string
+		if old != nil {
+			names = slices.Clone(*old)
+		}
+		if int(id) >= len(names) {
+			names = append(names, make([]string, int(id)+1-len(names))...)
+		}
+		names[id] = name
+		if biomeNames.CompareAndSwap(old, &names) {
+			return name
+		}
+	}
 }
 
 // Complete closes the reservation of a location handed out by Teleport or
