@@ -54,7 +54,7 @@ const maxSecretFile = 64 << 10
 
 // Resolve returns the admin token: Token, or the content of TokenFile
 // with surrounding whitespace trimmed. It returns "" and no error when
-// neither is set (admin endpoints are then refused). Errors never hold the
+// neither is set (mutating and admin endpoints are then open). Errors never hold the
 // token.
 func (a Auth) Resolve() (Secret, error) {
 	switch {

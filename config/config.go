@@ -93,8 +93,10 @@ type Archive struct {
 	MaxBytes int64 `yaml:"max_bytes"`
 }
 
-// Auth holds the admin token. Admin endpoints require it as a bearer
-// token; with neither Token nor TokenFile set they are refused.
+// Auth holds the admin token. When one is set, every mutating and admin
+// endpoint requires it as a bearer token; with neither Token nor TokenFile
+// set they are open (the default listen address is loopback, and rtp serve
+// warns when it listens elsewhere without a token).
 type Auth struct {
 	// Token is the admin token, at least MinTokenLen characters. Prefer
 	// TokenFile, which keeps it out of the config file. Default "".
