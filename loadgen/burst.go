@@ -52,6 +52,9 @@ type BurstResult struct {
 	Joined, JoinErrors uint64
 	// OK, Misses and Errors count the teleports, as in Result.
 	OK, Misses, Errors uint64
+	// BySink counts the locations served by the sink that served them
+	// (a login reserve that runs dry falls through to the general sink).
+	BySink map[string]uint64
 	// ErrorCodes counts teleport errors by code (as in Result), and join
 	// errors by "join " and the code.
 	ErrorCodes map[string]uint64
@@ -95,7 +98,7 @@ func Burst(ctx context.Context, cfg BurstConfig) (BurstResult, error) {
 		return BurstResult{}, err
 	}
 
-	res := BurstResult{Players: cfg.Players, ErrorCodes: map[string]uint64{}}
+	res := BurstResult{Players: cfg.Players, ErrorCodes: map[string]uint64{}, BySink: map[string]uint64{}}
 	ids := make([]uint64, cfg.Players)
 	var (
 		mu   sync.Mutex // protects res, lat and last
@@ -115,6 +118,7 @@ func Burst(ctx context.Context, cfg BurstConfig) (BurstResult, error) {
 			<-gate
 			t := &tally{codes: map[string]uint64{}}
 			var joined, joinErrs uint64
+			bySink := map[string]uint64{}
 			for i := range next {
 				if ctx.Err() != nil {
 					break
@@ -138,6 +142,7 @@ func Burst(ctx context.Context, cfg BurstConfig) (BurstResult, error) {
 				t.outcome(err)
 				if err == nil {
 					ids[i] = tp.ID
+					bySink[tp.Sink]++
 				}
 			}
 			mu.Lock()
@@ -149,6 +154,9 @@ func Burst(ctx context.Context, cfg BurstConfig) (BurstResult, error) {
 			res.Errors += t.errs
 			for k, v := range t.codes {
 				res.ErrorCodes[k] += v
+			}
+			for k, v := range bySink {
+				res.BySink[k] += v
 			}
 			lat.Merge(&t.lat)
 			if t.last.After(last) {

@@ -275,6 +275,9 @@ func TestBurst(t *testing.T) {
 	if res.Joined != 38 || res.JoinErrors != 2 || res.OK != 30 || res.Misses != 8 || res.Errors != 0 {
 		t.Fatalf("burst = %+v, want 38 joined, 2 join errors, 30 OK, 8 misses", res)
 	}
+	if res.BySink["general"] != 30 || len(res.BySink) != 1 {
+		t.Fatalf("BySink = %v, want general 30 (the fake names every sink general)", res.BySink)
+	}
 	if res.ErrorCodes["join sink-disabled"] != 2 {
 		t.Fatalf("ErrorCodes = %v", res.ErrorCodes)
 	}

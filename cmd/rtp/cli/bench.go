@@ -74,6 +74,7 @@ type benchBurst struct {
 	OK         uint64            `json:"ok"`
 	Misses     uint64            `json:"misses"`
 	Errors     uint64            `json:"errors"`
+	BySink     map[string]uint64 `json:"bySink"`
 	ErrorCodes map[string]uint64 `json:"errorCodes,omitempty"`
 	P50Ms      float64           `json:"p50Ms"`
 	P99Ms      float64           `json:"p99Ms"`
@@ -187,7 +188,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 			return err
 		}
 		rep.JoinBurst = &benchBurst{Players: res.Players, Joined: res.Joined, JoinErrors: res.JoinErrors, OK: res.OK,
-			Misses: res.Misses, Errors: res.Errors, ErrorCodes: res.ErrorCodes,
+			Misses: res.Misses, Errors: res.Errors, BySink: res.BySink, ErrorCodes: res.ErrorCodes,
 			P50Ms: msOf(res.P50), P99Ms: msOf(res.P99), MaxMs: msOf(res.Max), ElapsedMs: msOf(res.Elapsed)}
 		if err != nil {
 			failures = append(failures, "join burst interrupted: "+err.Error())
@@ -234,6 +235,9 @@ func printBench(w io.Writer, rep benchReport) error {
 	if b := rep.JoinBurst; b != nil {
 		fmt.Fprintf(tw, "join burst:\t%d players, %d joined (%d errors); %d ok, %d misses, %d errors\n",
 			b.Players, b.Joined, b.JoinErrors, b.OK, b.Misses, b.Errors)
+		if len(b.BySink) > 0 {
+			fmt.Fprintf(tw, "burst served by sink:\t%s\n", codes(b.BySink))
+		}
 		if len(b.ErrorCodes) > 0 {
 			fmt.Fprintf(tw, "burst errors by code:\t%s\n", codes(b.ErrorCodes))
 		}
