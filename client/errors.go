@@ -38,7 +38,8 @@ const (
 	maxRetryAfterDelay = 24 * time.Hour
 )
 
-// APIError is a non-2xx answer of the server.
+// APIError is a non-2xx answer of the server: a plain value, safe to share
+// once returned.
 type APIError struct {
 	// Status is the HTTP status code.
 	Status int

@@ -16,7 +16,8 @@ import (
 const DefaultBurstSink = "login"
 
 // BurstConfig describes a join burst: Players players join at once, each
-// then asking for a location from the login sink.
+// then asking for a location from the login sink. Its zero value is not a
+// valid burst (BaseURL and Players are required).
 type BurstConfig struct {
 	// BaseURL is the server. Required.
 	BaseURL string
@@ -44,7 +45,7 @@ type BurstConfig struct {
 	HTTPClient *http.Client
 }
 
-// BurstResult are the figures of a burst.
+// BurstResult are the figures of a burst: a plain value.
 type BurstResult struct {
 	// Players is the number of players that took part.
 	Players int

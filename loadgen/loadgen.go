@@ -39,7 +39,9 @@ const (
 	MaxRequests = 100_000_000
 )
 
-// Config describes a fixed-rate run.
+// Config describes a fixed-rate run. It is a plain value; its zero value
+// is not a valid run (BaseURL, Rate and Duration are required), every other
+// field has a default.
 type Config struct {
 	// BaseURL is the server, such as "http://127.0.0.1:8080". Required.
 	BaseURL string
@@ -79,7 +81,7 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Result are the figures of a run.
+// Result are the figures of a run: a plain value, owned by the caller.
 type Result struct {
 	// Sent counts the requests sent; OK those answered with a location;
 	// Misses those answered 503 no-location; Errors every other outcome
@@ -223,6 +225,7 @@ func (r *Result) finish(start, last time.Time) {
 }
 
 // Run sends the requests of cfg on its timeline and returns the figures.
+// Runs are independent: Run may be called from several goroutines at once.
 // When ctx ends early it stops scheduling, waits for the requests in
 // flight and returns the figures so far with ctx's error.
 func Run(ctx context.Context, cfg Config) (Result, error) {

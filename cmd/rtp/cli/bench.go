@@ -115,6 +115,7 @@ exceeds --max-p99 (when given).`,
 	}
 	f := cmd.Flags()
 	o.rf.register(f)
+	f.Lookup("timeout").Usage = "bound on each request"
 	f.StringVar(&o.region, "region", "default", "region to ask")
 	f.Float64Var(&o.rate, "rate", 1000, "requests per second (0: only the join burst)")
 	f.DurationVar(&o.duration, "duration", 30*time.Second, "how long requests are sent")
