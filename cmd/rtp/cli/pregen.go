@@ -80,12 +80,13 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 			return usageError{fmt.Errorf("pregen: no region %q in the configuration", o.region)}
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
 	e, err := engine.New(ctx, cfg, engine.Options{Logger: logger})
 	if err != nil {
 		return err
 	}
+	// The timeout bounds the filling, not the opening of the databases.
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(runCtx) }()
