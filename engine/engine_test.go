@@ -21,6 +21,7 @@ import (
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/safety"
+	"github.com/rtpengine/rtp/stage"
 	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/verify/claims"
 	"github.com/rtpengine/rtp/world/procworld"
@@ -481,6 +482,50 @@ func TestMinecraftWorld(t *testing.T) {
 		if err := e.Complete(loc.ID); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := stop(); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+// TestMinecraftUngenerated: a region reaching past the save's one region
+// file draws chunks never generated. They are transient rejections (not
+// screening errors, not remembered), and locations still come from the
+// generated part.
+func TestMinecraftUngenerated(t *testing.T) {
+	save := filepath.Join(fixtureDir(t), "prismarine-provider-anvil", "1.16")
+	cfg := testConfig(t)
+	cfg.Worlds = map[string]config.World{"mc": {Kind: config.KindMinecraft, Path: save, Dimension: config.Overworld}}
+	rc := cfg.Regions[config.DefaultRegionName]
+	rc.World = "mc"
+	// r.0.-1 spans blocks x 0..511, z -512..-1; this square is four times
+	// as large, centred on its corner.
+	rc.Shape = config.Shape{Kind: "square", CenterX: 256, CenterZ: -256, Radius: 512}
+	cfg.Regions = map[string]config.Region{config.DefaultRegionName: rc}
+	e := newEngine(t, cfg)
+	stop := run(t, e)
+	for range 3 {
+		loc := teleport(t, e, engine.Request{Player: "p"})
+		if loc.X < 0 || loc.X > 511 || loc.Z < -512 || loc.Z > -1 {
+			t.Errorf("location %+v outside the generated region file", loc)
+		}
+		if err := e.Complete(loc.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := e.Stats(config.DefaultRegionName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rej := st.Pipeline.ScreenRejections
+	if rej[stage.ReasonReservationFailed.String()] == 0 {
+		t.Errorf("screen rejections %v: want ungenerated chunks counted as %v", rej, stage.ReasonReservationFailed)
+	}
+	if n := rej[stage.ReasonError.String()]; n != 0 {
+		t.Errorf("screen rejections %v: %d screening errors, want none", rej, n)
+	}
+	if n := st.Memory.ByCause["ungenerated"]; n != 0 {
+		t.Errorf("memory holds %d ungenerated cells, want none (transient)", n)
 	}
 	if err := stop(); err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v", err)

@@ -165,7 +165,14 @@ func (s *signal) notify() {
 // surface summary, read through the archive, without a reservation.
 func (r *Region) screen(ctx context.Context, c geom.Chunk) (pipeline.Screened, error) {
 	ch, err := world.Summary(ctx, r.world.source, c)
-	if err != nil {
+	switch {
+	case errors.Is(err, world.ErrUngenerated):
+		// Transient: memory does not keep it, the chunk may be generated
+		// by the time it is drawn again.
+		return pipeline.Screened{Cause: memory.CauseUngenerated, Detail: "not generated"}, nil
+	case errors.Is(err, world.ErrOutside):
+		return pipeline.Screened{Cause: memory.CauseWorldBorder, Detail: "outside the world"}, nil
+	case err != nil:
 		return pipeline.Screened{}, fmt.Errorf("engine: summary of %v: %w", c, err)
 	}
 	x, z, y, cause, ok := r.checker.Screen(ch)
