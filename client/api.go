@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/rtpengine/rtp/api"
 )
 
 // TeleportRequest asks for a location.
@@ -27,15 +29,9 @@ type TeleportRequest struct {
 	Wait time.Duration
 }
 
-type teleportBody struct {
-	Player string `json:"player"`
-	Sink   string `json:"sink,omitempty"`
-	Token  string `json:"token,omitempty"`
-	WaitMs *int64 `json:"waitMs,omitempty"`
-}
-
 // Teleport is a location handed to a player. Its reservation stays open
-// until Complete (or Cancel) with its ID.
+// until Complete (or Cancel) with its ID. It is api.Teleport with the wait
+// as a time.Duration; its JSON is api.Teleport's.
 type Teleport struct {
 	ID     uint64 `json:"id"`
 	Region string `json:"region"`
@@ -50,21 +46,9 @@ type Teleport struct {
 	Waited time.Duration `json:"-"`
 }
 
-type teleportJSON struct {
-	ID       uint64  `json:"id"`
-	Region   string  `json:"region"`
-	World    string  `json:"world"`
-	X        int64   `json:"x"`
-	Y        int64   `json:"y"`
-	Z        int64   `json:"z"`
-	Biome    string  `json:"biome"`
-	Sink     string  `json:"sink"`
-	WaitedMs float64 `json:"waitedMs"`
-}
-
 // UnmarshalJSON reads the API's form (waitedMs in float milliseconds).
 func (t *Teleport) UnmarshalJSON(data []byte) error {
-	var j teleportJSON
+	var j api.Teleport
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
@@ -75,7 +59,7 @@ func (t *Teleport) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes the API's form.
 func (t Teleport) MarshalJSON() ([]byte, error) {
-	return json.Marshal(teleportJSON{ID: t.ID, Region: t.Region, World: t.World, X: t.X, Y: t.Y, Z: t.Z,
+	return json.Marshal(api.Teleport{ID: t.ID, Region: t.Region, World: t.World, X: t.X, Y: t.Y, Z: t.Z,
 		Biome: t.Biome, Sink: t.Sink, WaitedMs: float64(t.Waited) / float64(time.Millisecond)})
 }
 
@@ -88,38 +72,26 @@ type Reservation struct {
 }
 
 // Region is one configured region.
-type Region struct {
-	Name   string `json:"name"`
-	World  string `json:"world"`
-	Paused bool   `json:"paused"`
-}
+type Region = api.Region
 
 // Claim is a rectangle of land in one world held by one owner; the corners
 // are inclusive block coordinates.
-type Claim struct {
-	ID      int64     `json:"id"`
-	World   string    `json:"world"`
-	Owner   string    `json:"owner"`
-	MinX    int64     `json:"minX"`
-	MinZ    int64     `json:"minZ"`
-	MaxX    int64     `json:"maxX"`
-	MaxZ    int64     `json:"maxZ"`
-	Created time.Time `json:"created"`
-}
+type Claim = api.Claim
 
-// NewClaim is the body of AddClaim.
+// NewClaim is the claim AddClaim adds: api.ClaimRequest with every field
+// given.
 type NewClaim struct {
-	Owner string `json:"owner"`
-	MinX  int64  `json:"minX"`
-	MinZ  int64  `json:"minZ"`
-	MaxX  int64  `json:"maxX"`
-	MaxZ  int64  `json:"maxZ"`
+	Owner string
+	MinX  int64
+	MinZ  int64
+	MaxX  int64
+	MaxZ  int64
 }
 
 // Teleport asks region for a location: POST /v1/regions/{region}/teleports.
 // A miss is an *APIError with Code "no-location" (503, with RetryAfter).
 func (c *Client) Teleport(ctx context.Context, region string, req TeleportRequest) (Teleport, error) {
-	body := teleportBody{Player: req.Player, Sink: req.Sink, Token: req.Token}
+	body := api.TeleportRequest{Player: &req.Player, Sink: req.Sink, Token: req.Token}
 	switch {
 	case req.Wait < 0:
 		body.WaitMs = new(int64)
@@ -157,12 +129,10 @@ func (c *Client) Quit(ctx context.Context, region, player string) error {
 // PUT /v1/regions/{region}/players/{player}/queue. A capacity of 0 or less
 // leaves it to the server's configuration.
 func (c *Client) OpenQueue(ctx context.Context, region, player string, capacity int) error {
-	type body struct {
-		Capacity *int `json:"capacity,omitempty"`
-	}
-	var b body
+	var b api.QueueRequest
 	if capacity > 0 {
-		b.Capacity = &capacity
+		c := int64(capacity)
+		b.Capacity = &c
 	}
 	return c.call(ctx, http.MethodPut, c.path("v1", "regions", region, "players", player, "queue"), b, nil, http.StatusNoContent)
 }
@@ -177,11 +147,8 @@ func (c *Client) CloseQueue(ctx context.Context, region, player string) error {
 // POST /v1/regions/{region}/network/reservations. An empty token asks the
 // server to mint one.
 func (c *Client) Reserve(ctx context.Context, region, token string) (Reservation, error) {
-	type body struct {
-		Token string `json:"token,omitempty"`
-	}
 	var r Reservation
-	err := c.call(ctx, http.MethodPost, c.path("v1", "regions", region, "network", "reservations"), body{token}, &r, http.StatusCreated)
+	err := c.call(ctx, http.MethodPost, c.path("v1", "regions", region, "network", "reservations"), api.ReservationRequest{Token: token}, &r, http.StatusCreated)
 	return r, err
 }
 
@@ -207,9 +174,7 @@ func (c *Client) Release(ctx context.Context, region, token string) error {
 
 // Regions lists the configured regions: GET /v1/regions.
 func (c *Client) Regions(ctx context.Context) ([]Region, error) {
-	var out struct {
-		Regions []Region `json:"regions"`
-	}
+	var out api.Regions
 	err := c.call(ctx, http.MethodGet, c.path("v1", "regions"), nil, &out, http.StatusOK)
 	return out.Regions, err
 }
@@ -239,17 +204,16 @@ func (c *Client) Stats(ctx context.Context, region string) (Stats, error) {
 
 // Claims lists the claims of a world: GET /v1/worlds/{world}/claims.
 func (c *Client) Claims(ctx context.Context, world string) ([]Claim, error) {
-	var out struct {
-		Claims []Claim `json:"claims"`
-	}
+	var out api.Claims
 	err := c.call(ctx, http.MethodGet, c.path("v1", "worlds", world, "claims"), nil, &out, http.StatusOK)
 	return out.Claims, err
 }
 
 // AddClaim adds a claim to a world: POST /v1/worlds/{world}/claims.
 func (c *Client) AddClaim(ctx context.Context, world string, claim NewClaim) (Claim, error) {
+	body := api.ClaimRequest{Owner: &claim.Owner, MinX: &claim.MinX, MinZ: &claim.MinZ, MaxX: &claim.MaxX, MaxZ: &claim.MaxZ}
 	var out Claim
-	err := c.call(ctx, http.MethodPost, c.path("v1", "worlds", world, "claims"), claim, &out, http.StatusCreated)
+	err := c.call(ctx, http.MethodPost, c.path("v1", "worlds", world, "claims"), body, &out, http.StatusCreated)
 	return out, err
 }
 
@@ -317,8 +281,6 @@ func (c *Client) Readyz(ctx context.Context) error {
 }
 
 func (c *Client) status(ctx context.Context, name string) error {
-	var out struct {
-		Status string `json:"status"`
-	}
+	var out api.Status
 	return c.call(ctx, http.MethodGet, c.path(name), nil, &out, http.StatusOK)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/rtpengine/rtp/api"
 )
 
 // Error codes of the API (the "code" of an error body). Those that equal an
@@ -87,22 +89,14 @@ func Code(err error) string {
 	return ""
 }
 
-// errorBody is the API's error body.
-type errorBody struct {
-	Error *struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // DecodeError builds the *APIError of an answer from its status, headers
 // and (already bounded) body. It never fails: a body that is not an API
 // error body becomes the Message (cleaned to printable text and cut to a
 // bounded length).
 func DecodeError(status int, h http.Header, body []byte) *APIError {
 	e := &APIError{Status: status, RetryAfter: parseRetryAfter(h.Get("Retry-After"), time.Now())}
-	var eb errorBody
-	if json.Unmarshal(body, &eb) == nil && eb.Error != nil && eb.Error.Code != "" {
+	var eb api.Error
+	if json.Unmarshal(body, &eb) == nil && eb.Error.Code != "" {
 		e.Code = clean(eb.Error.Code, 64)
 		e.Message = clean(eb.Error.Message, maxMessageRunes)
 		return e

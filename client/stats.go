@@ -3,6 +3,8 @@ package client
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/rtpengine/rtp/api"
 )
 
 // Stats are a region's counters and gauges as GET
@@ -77,16 +79,7 @@ type MemoryStats struct {
 
 // ResidentStats are the counters of the resident chunk store of the
 // region's world.
-type ResidentStats struct {
-	Opened   uint64 `json:"opened"`
-	Closed   uint64 `json:"closed"`
-	Open     int    `json:"open"`
-	Hits     uint64 `json:"hits"`
-	Misses   uint64 `json:"misses"`
-	Loads    uint64 `json:"loads"`
-	Resident int    `json:"resident"`
-	Bytes    int64  `json:"bytes"`
-}
+type ResidentStats = api.Resident
 
 // Latency summarizes the durations of the teleports a region served.
 type Latency struct {

@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/verify/claims"
 )
 
@@ -209,13 +210,8 @@ func checkName(what, v string) error {
 	return nil
 }
 
-// teleportBody is the body of POST /v1/regions/{region}/teleports.
-type teleportBody struct {
-	Player *string
-	Sink   string
-	Token  string
-	WaitMs *int64
-}
+// teleportBody decodes an api.TeleportRequest.
+type teleportBody api.TeleportRequest
 
 func (b *teleportBody) field(name string) any {
 	switch name {
@@ -246,10 +242,8 @@ func (b *teleportBody) check() error {
 	return nil
 }
 
-// queueBody is the body of PUT /v1/regions/{region}/players/{player}/queue.
-type queueBody struct {
-	Capacity *int64
-}
+// queueBody decodes an api.QueueRequest.
+type queueBody api.QueueRequest
 
 func (b *queueBody) field(name string) any {
 	if name == "capacity" {
@@ -267,11 +261,8 @@ func (b *queueBody) check() error {
 	return nil
 }
 
-// reserveBody is the body of POST
-// /v1/regions/{region}/network/reservations.
-type reserveBody struct {
-	Token string
-}
+// reserveBody decodes an api.ReservationRequest.
+type reserveBody api.ReservationRequest
 
 func (b *reserveBody) field(name string) any {
 	if name == "token" {
@@ -284,11 +275,8 @@ func (b *reserveBody) keys() []string { return []string{"token"} }
 
 func (b *reserveBody) check() error { return nil }
 
-// claimBody is the body of POST /v1/worlds/{world}/claims.
-type claimBody struct {
-	Owner                  *string
-	MinX, MinZ, MaxX, MaxZ *int64
-}
+// claimBody decodes an api.ClaimRequest.
+type claimBody api.ClaimRequest
 
 func (b *claimBody) field(name string) any {
 	switch name {

@@ -15,6 +15,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
@@ -173,10 +174,10 @@ func (ev *env) callAuth(method, path, body, token string) answer {
 }
 
 // teleport asks for a location of region and decodes it.
-func (ev *env) teleport(region, body string) (teleportJSON, answer) {
+func (ev *env) teleport(region, body string) (api.Teleport, answer) {
 	ev.t.Helper()
 	a := ev.call("POST", "/v1/regions/"+region+"/teleports", body)
-	var tp teleportJSON
+	var tp api.Teleport
 	if a.status == 200 {
 		if err := json.Unmarshal(a.body, &tp); err != nil {
 			ev.t.Fatalf("teleport answer %s: %v", a.body, err)
@@ -230,7 +231,7 @@ func skipIfStub(t *testing.T, name string, probe error) {
 // free blocks (air, or air-like such as grass or flowers, no fluid) where
 // the feet and head go; the region's safety rules must accept the same y.
 // The location must lie in the region's shape.
-func checkSafe(t *testing.T, cfg *config.Config, tp teleportJSON) {
+func checkSafe(t *testing.T, cfg *config.Config, tp api.Teleport) {
 	t.Helper()
 	gen, err := procgen.New(cfg.Worlds[tp.World].Procedural.Params())
 	if err != nil {
@@ -304,11 +305,11 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("regions", func(t *testing.T) {
 		a := ev.call("GET", "/v1/regions", "")
-		var got regionsJSON
+		var got api.Regions
 		if err := json.Unmarshal(a.body, &got); err != nil || a.status != 200 {
 			t.Fatalf("regions = %d %s (%v)", a.status, a.body, err)
 		}
-		if len(got.Regions) != 1 || got.Regions[0] != (regionJSON{Name: region, World: world}) {
+		if len(got.Regions) != 1 || got.Regions[0] != (api.Region{Name: region, World: world}) {
 			t.Errorf("regions = %+v", got.Regions)
 		}
 	})
@@ -319,7 +320,7 @@ func TestEndToEnd(t *testing.T) {
 		if a.status != 201 {
 			t.Fatalf("add claim = %d %s", a.status, a.body)
 		}
-		var c claimJSON
+		var c api.Claim
 		if err := json.Unmarshal(a.body, &c); err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +332,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("Location = %q", loc)
 		}
 		a = ev.call("GET", "/v1/worlds/"+world+"/claims", "")
-		var list claimsJSON
+		var list api.Claims
 		if err := json.Unmarshal(a.body, &list); err != nil || len(list.Claims) != 1 || list.Claims[0].ID != c.ID {
 			t.Errorf("claims list = %s (%v)", a.body, err)
 		}
@@ -476,9 +477,9 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("network", func(t *testing.T) {
 		skipIfStub(t, "Reserve", func() error { _, err := e.Reserve("nowhere", ""); return err }())
 		base := "/v1/regions/" + region + "/network/reservations"
-		reserve := func() reservationJSON {
+		reserve := func() api.Reservation {
 			t.Helper()
-			var res reservationJSON
+			var res api.Reservation
 			waitFor(t, 30*time.Second, "no network reservation", func() bool {
 				a := ev.call("POST", base, "")
 				if a.status == 503 {
@@ -503,7 +504,7 @@ func TestEndToEnd(t *testing.T) {
 		if a.status != 200 {
 			t.Fatalf("redeem = %d %s", a.status, a.body)
 		}
-		var tp teleportJSON
+		var tp api.Teleport
 		if err := json.Unmarshal(a.body, &tp); err != nil {
 			t.Fatal(err)
 		}
@@ -619,7 +620,7 @@ func TestClaimComesBackAfterExpiry(t *testing.T) {
 	if a.status != 201 {
 		t.Fatalf("add claim = %d %s", a.status, a.body)
 	}
-	var c claimJSON
+	var c api.Claim
 	if err := json.Unmarshal(a.body, &c); err != nil {
 		t.Fatal(err)
 	}
@@ -798,7 +799,7 @@ func TestEngineErrorsOverHTTP(t *testing.T) {
 
 	// A network lease that ends before it is redeemed.
 	base := "/v1/regions/" + region + "/network/reservations"
-	var res reservationJSON
+	var res api.Reservation
 	waitFor(t, 30*time.Second, "no network reservation", func() bool {
 		a := ev.call("POST", base, "")
 		if a.status != 201 {

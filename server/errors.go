@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/verify/claims"
 )
@@ -108,16 +109,6 @@ func oneLine(s string) string {
 	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
 }
 
-// errorBody is the JSON of every non-2xx answer.
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
 // writeError answers r with err (see toAPIError), logging the detail of a
 // 500.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -136,5 +127,5 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case http.StatusUnauthorized:
 		h.Set("WWW-Authenticate", `Bearer realm="rtp"`)
 	}
-	s.writeJSON(w, ae.status, errorBody{Error: errorDetail{Code: ae.code, Message: ae.msg}})
+	s.writeJSON(w, ae.status, api.Error{Error: api.ErrorDetail{Code: ae.code, Message: ae.msg}})
 }

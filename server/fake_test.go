@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/verify/claims"
 )
@@ -175,7 +176,7 @@ type answer struct {
 // errCode returns the error code of the answer's body, or "" if it has
 // none.
 func (a answer) errCode() string {
-	var b errorBody
+	var b api.Error
 	if json.Unmarshal(a.body, &b) != nil {
 		return ""
 	}
@@ -183,7 +184,7 @@ func (a answer) errCode() string {
 }
 
 func (a answer) errMessage() string {
-	var b errorBody
+	var b api.Error
 	_ = json.Unmarshal(a.body, &b)
 	return b.Error.Message
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/verify/claims"
 )
@@ -197,7 +198,7 @@ func pathID(r *http.Request) (uint64, error) {
 }
 
 func (s *Server) listRegions(w http.ResponseWriter, r *http.Request) error {
-	out := regionsJSON{Regions: []regionJSON{}}
+	out := api.Regions{Regions: []api.Region{}}
 	for _, name := range s.e.Regions() {
 		st, err := s.e.Stats(name)
 		if err != nil {
@@ -207,7 +208,7 @@ func (s *Server) listRegions(w http.ResponseWriter, r *http.Request) error {
 			}
 			return err
 		}
-		out.Regions = append(out.Regions, regionJSON{Name: name, World: st.World, Paused: st.Paused})
+		out.Regions = append(out.Regions, api.Region{Name: name, World: st.World, Paused: st.Paused})
 	}
 	return s.writeJSON(w, http.StatusOK, out)
 }
@@ -326,7 +327,7 @@ func (s *Server) reserve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeJSON(w, http.StatusCreated, reservationJSON{Token: res.Token, Location: toTeleport(res.Location), Expires: res.Expires.UTC()})
+	return s.writeJSON(w, http.StatusCreated, api.Reservation{Token: res.Token, Location: toTeleport(res.Location), Expires: res.Expires.UTC()})
 }
 
 func (s *Server) redeem(w http.ResponseWriter, r *http.Request) error {
@@ -364,7 +365,7 @@ func (s *Server) listClaims(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := claimsJSON{Claims: make([]claimJSON, 0, len(list))}
+	out := api.Claims{Claims: make([]api.Claim, 0, len(list))}
 	for _, c := range list {
 		out.Claims = append(out.Claims, toClaim(c))
 	}
@@ -471,12 +472,12 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
-	return s.writeJSON(w, http.StatusOK, statusJSON{Status: "ok"})
+	return s.writeJSON(w, http.StatusOK, api.Status{Status: "ok"})
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if err := s.e.Ready(); err != nil {
 		return &apiError{status: http.StatusServiceUnavailable, code: CodeNotReady, msg: oneLine(err.Error()), retryAfter: retryNotReady}
 	}
-	return s.writeJSON(w, http.StatusOK, statusJSON{Status: "ready"})
+	return s.writeJSON(w, http.StatusOK, api.Status{Status: "ready"})
 }
