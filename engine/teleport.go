@@ -226,15 +226,7 @@ func (s *source) ready() bool {
 // queueOpen reports whether player has an open personal queue.
 func (r *Region) queueOpen(player string) bool {
 	ps := r.pipe.Personal()
-	if ps == nil {
-		return false
-	}
-	for _, p := range ps.Players() {
-		if p == player {
-			return true
-		}
-	}
-	return false
+	return ps != nil && ps.IsOpen(player)
 }
 
 // serve takes from src, waiting for entries to land in it until ctx

@@ -371,5 +371,9 @@ func TestPersonalSink(t *testing.T) {
 	if got := ps.Players(); len(got) != 1 || got[0] != "alice" {
 		t.Fatalf("Players() = %v", got)
 	}
+	if !ps.IsOpen("alice") || ps.IsOpen("bob") || ps.IsOpen("carol") {
+		t.Fatalf("IsOpen alice, bob, carol = %v, %v, %v; want true, false, false",
+			ps.IsOpen("alice"), ps.IsOpen("bob"), ps.IsOpen("carol"))
+	}
 	e.checkRows("end")
 }

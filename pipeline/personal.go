@@ -117,6 +117,13 @@ func (ps *PersonalSink) Players() []string {
 	return out
 }
 
+// IsOpen reports whether player has an open bucket. It takes no lock
+// beyond the keyed stage's lookup and allocates nothing.
+func (ps *PersonalSink) IsOpen(player string) bool {
+	_, ok := ps.keyed.Get(player)
+	return ok
+}
+
 // PlayerLen is the number of entries ready for player.
 func (ps *PersonalSink) PlayerLen(player string) int {
 	s, ok := ps.keyed.Get(player)
