@@ -9,6 +9,7 @@ import (
 	"github.com/rtpengine/rtp/terrain/archive"
 	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/verify"
+	"github.com/rtpengine/rtp/world/procworld"
 )
 
 // Config is the whole configuration of an rtp service: what rtp.yml holds.
@@ -144,7 +145,22 @@ type World struct {
 	// "dimensions/ns/name/region"). It must stay inside Path. Default "":
 	// the dimension's folder.
 	RegionDir string `yaml:"region_dir"`
+	// TileCache is how many terrain tiles (64 x 64 blocks, about 36 KiB
+	// each) a procedural world keeps decoded in memory, least recently
+	// used out first, so that a chunk of a tile read lately costs no
+	// archive read. Kind procedural only, in [1, MaxTileCache]. Default
+	// DefaultTileCache (64, about 2.3 MiB); 4096 (about 150 MiB) holds a
+	// region of radius 2048 whole. It is not part of what the world
+	// holds, so it stays out of the world's JSON form, from which the
+	// engine derives the key of the locations it keeps across restarts.
+	TileCache int `yaml:"tile_cache" json:"-"`
 }
+
+// Bounds of World.TileCache.
+const (
+	DefaultTileCache = procworld.DefaultCacheTiles
+	MaxTileCache     = 1 << 20
+)
 
 // Procedural mirrors procgen.Params with YAML keys; Params converts it.
 // Ranges are procgen's (see procgen.Params).
@@ -488,6 +504,7 @@ func DefaultWorld() World {
 		Kind:       KindProcedural,
 		Procedural: ProceduralFrom(procgen.DefaultParams()),
 		Dimension:  Overworld,
+		TileCache:  DefaultTileCache,
 	}
 }
 

@@ -33,7 +33,7 @@ func TestDefaultValues(t *testing.T) {
 		t.Errorf("ArchivePath() = %q, want %q (the rtp archive command's default)", got, want)
 	}
 	w, ok := c.Worlds["world"]
-	if len(c.Worlds) != 1 || !ok || w.Kind != KindProcedural || w.Procedural.Params() != procgen.DefaultParams() {
+	if len(c.Worlds) != 1 || !ok || w.Kind != KindProcedural || w.Procedural.Params() != procgen.DefaultParams() || w.TileCache != DefaultTileCache {
 		t.Errorf("Default().Worlds = %+v, want one procedural world \"world\" with procgen.DefaultParams", c.Worlds)
 	}
 	r, ok := c.Regions["default"]

@@ -562,7 +562,7 @@ func (d *decoder) unused(c *Config) []problem {
 		case KindProcedural:
 			check(p, "kind", w.Kind, "minecraft worlds", "path", "dimension", "region_dir")
 		case KindMinecraft:
-			check(p, "kind", w.Kind, "procedural worlds", "procedural")
+			check(p, "kind", w.Kind, "procedural worlds", "procedural", "tile_cache")
 		}
 	}
 	for _, name := range sortedKeys(c.Regions) {

@@ -103,6 +103,9 @@ var badFiles = []struct {
 		{4, "worlds.world.procedural.relief", "relief 9 outside (0, 4]"},
 		{6, "worlds.world.procedural.biome.snow_line", "snow line -1"},
 	}},
+	{"tile cache zero", "worlds:\n  world:\n    tile_cache: 0\n", []want{{3, "worlds.world.tile_cache", "0 tiles: want 1 to 1048576"}}},
+	{"tile cache huge", "worlds:\n  world:\n    tile_cache: 2000000\n", []want{{3, "worlds.world.tile_cache", "2000000 tiles: want 1 to 1048576"}}},
+	{"minecraft tile cache", "worlds:\n  world:\n    kind: minecraft\n    path: /\n    tile_cache: 9\n", []want{{5, "worlds.world.tile_cache", "only used by procedural worlds (kind is minecraft)"}}},
 	{"procedural path", "worlds:\n  world:\n    path: /srv/world\n", []want{{3, "worlds.world.path", "only used by minecraft worlds"}}},
 	{"minecraft without path", "worlds:\n  world:\n    kind: minecraft\n", []want{{2, "worlds.world.path", "empty: want a path"}}},
 	{"minecraft missing dir", "worlds:\n  world:\n    kind: minecraft\n    path: /nonexistent/rtp/world\n", []want{{4, "worlds.world.path", "no such directory"}}},
@@ -325,6 +328,7 @@ func TestLoadReplacesMapsAndLists(t *testing.T) {
 worlds:
   lobby:
     procedural: {seed: 42}
+    tile_cache: 4096
 regions:
   r:
     world: lobby
@@ -334,8 +338,8 @@ regions:
 verifiers:
   - name: claims
 `)
-	if len(c.Worlds) != 1 || c.Worlds["lobby"].Procedural.Seed != 42 || c.Worlds["lobby"].Procedural.Relief != 1 {
-		t.Errorf("Worlds = %+v, want only lobby, seed 42 over the default world", c.Worlds)
+	if len(c.Worlds) != 1 || c.Worlds["lobby"].Procedural.Seed != 42 || c.Worlds["lobby"].Procedural.Relief != 1 || c.Worlds["lobby"].TileCache != 4096 {
+		t.Errorf("Worlds = %+v, want only lobby, seed 42 and a 4096-tile cache over the default world", c.Worlds)
 	}
 	if _, ok := c.Regions["default"]; ok || len(c.Regions) != 1 {
 		t.Errorf("Regions = %v, want only r", c.Regions)

@@ -263,6 +263,9 @@ func (v *validator) world(p keyPath, w World) {
 	switch w.Kind {
 	case KindProcedural:
 		v.procedural(p.key("procedural"), w.Procedural)
+		if w.TileCache < 1 || w.TileCache > MaxTileCache {
+			v.add(p.key("tile_cache"), nil, "%d tiles: want 1 to %d", w.TileCache, MaxTileCache)
+		}
 	case KindMinecraft:
 		v.path(p.key("path"), w.Path, true)
 		if w.Path != "" && !strings.ContainsRune(w.Path, 0) {

@@ -288,7 +288,7 @@ func (e *Engine) openProcedural(ctx context.Context, name string, wc config.Worl
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}
 	w := &worldState{name: name, archive: arch}
-	if w.source, err = procworld.New(arch, procworld.Options{}); err != nil {
+	if w.source, err = procworld.New(arch, procworld.Options{CacheTiles: wc.TileCache}); err != nil {
 		_ = arch.Close(ctx)
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}

@@ -358,6 +358,11 @@ func TestRestartRestoresColdAndMemory(t *testing.T) {
 		t.Fatalf("memory has no bad cells after the run: %+v", before.Memory)
 	}
 
+	// The tile cache's size is not part of what the world holds: changing
+	// it keeps the saved locations.
+	w := cfg.Worlds[config.DefaultWorldName]
+	w.TileCache++
+	cfg.Worlds[config.DefaultWorldName] = w
 	e2 := newEngine(t, cfg)
 	after, err := e2.Stats(config.DefaultRegionName)
 	if err != nil {

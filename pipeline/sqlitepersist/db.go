@@ -19,6 +19,7 @@ import (
 const (
 	DefaultQueueLimit  = 1 << 16
 	DefaultBusyTimeout = 5 * time.Second
+	DefaultBatchDelay  = 100 * time.Millisecond
 )
 
 // schemaVersion is the PRAGMA user_version this package writes.
@@ -59,6 +60,15 @@ type Options struct {
 	// BusyTimeout is how long a statement waits for a lock held by
 	// another connection or process. Default DefaultBusyTimeout (5 s).
 	BusyTimeout time.Duration
+	// BatchDelay is how long the writer lets writes gather after the
+	// first one of a batch before it commits them in one transaction:
+	// under a steady stream of moves a commit every BatchDelay instead of
+	// one per few writes. Flush and Close do not wait for it. Writes are
+	// queued in memory until they are committed, so a crash loses at most
+	// this much more of them (the table is a cache: a lost move costs a
+	// check again, never an unsafe place). Default DefaultBatchDelay
+	// (100 ms); negative: commit as soon as anything is queued.
+	BatchDelay time.Duration
 	// Logger receives write failures and the first dropped write of a
 	// burst. Default slog.Default().
 	Logger *slog.Logger
@@ -104,6 +114,7 @@ type DB struct {
 	add, dec, del *sql.Stmt
 
 	wake chan struct{} // buffered(1): the queue is not empty
+	now  chan struct{} // buffered(1): Flush is waiting, do not delay
 	stop chan struct{} // closed by Close
 	done chan struct{} // closed when the writer has returned
 
@@ -136,12 +147,15 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = DefaultBusyTimeout
 	}
+	if opts.BatchDelay == 0 {
+		opts.BatchDelay = DefaultBatchDelay
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	d := &DB{
 		path: path, opts: opts, log: opts.Logger,
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), now: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		progress: make(chan struct{}),
 	}
 	if err := d.open(ctx); err != nil {
@@ -223,14 +237,31 @@ func (d *DB) enqueue(o op) {
 // run is the writer goroutine.
 func (d *DB) run() {
 	defer close(d.done)
+	var delay *time.Timer
+	if d.opts.BatchDelay > 0 {
+		delay = time.NewTimer(d.opts.BatchDelay)
+		delay.Stop()
+		defer delay.Stop()
+	}
 	for {
 		select {
 		case <-d.wake:
-			d.writeBatch()
+		case <-d.now:
 		case <-d.stop:
 			d.writeBatch()
 			return
 		}
+		if delay != nil {
+			delay.Reset(d.opts.BatchDelay)
+			select {
+			case <-delay.C:
+			case <-d.now:
+			case <-d.stop:
+				d.writeBatch()
+				return
+			}
+		}
+		d.writeBatch()
 	}
 }
 
@@ -314,7 +345,7 @@ func (d *DB) Flush(ctx context.Context) error {
 		ch := d.progress
 		d.mu.Unlock()
 		select {
-		case d.wake <- struct{}{}:
+		case d.now <- struct{}{}:
 		default:
 		}
 		select {

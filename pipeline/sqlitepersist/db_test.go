@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/pipeline/persisttest"
@@ -127,5 +128,61 @@ func TestAddDoesNotAllocate(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { r.Remove(l) })
 	if allocs > 0.1 {
 		t.Fatalf("Remove allocates %.2f times per call, want 0", allocs)
+	}
+}
+
+// TestBatchDelay: writes wait for BatchDelay before they are committed,
+// unless Flush or Close asks for them; and without Flush they are
+// committed once the delay has passed.
+func TestBatchDelay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.db")
+	db, err := sqlitepersist.Open(context.Background(), path, sqlitepersist.Options{BatchDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := db.Region("r", "k")
+	for i := range 10 {
+		r.Add(persisttest.Loc(i))
+	}
+	time.Sleep(100 * time.Millisecond)
+	if st := db.Stats(); st.Written != 0 || st.Queued != 10 {
+		t.Fatalf("before the delay: Stats() = %+v, want 10 queued and none written", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := db.Flush(ctx); err != nil {
+		t.Fatalf("Flush did not cut the delay short: %v", err)
+	}
+	if st := db.Stats(); st.Written != 10 || st.Queued != 0 {
+		t.Fatalf("after Flush: Stats() = %+v, want 10 written", st)
+	}
+	for i := 10; i < 15; i++ {
+		r.Add(persisttest.Loc(i))
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openDB(t, path)
+	defer db.Close()
+	r, _ = db.Region("r", "k")
+	if locs, err := r.Load(ctx); err != nil || len(locs) != 15 {
+		t.Fatalf("after Close and reopening: %d rows (%v), want 15", len(locs), err)
+	}
+
+	// A short delay: the writer commits on its own.
+	db2, err := sqlitepersist.Open(context.Background(), filepath.Join(t.TempDir(), "second.db"), sqlitepersist.Options{BatchDelay: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	r2, _ := db2.Region("r", "k")
+	for i := range 5 {
+		r2.Add(persisttest.Loc(i))
+	}
+	for db2.Stats().Written != 5 {
+		if ctx.Err() != nil {
+			t.Fatalf("writes not committed without Flush: Stats() = %+v", db2.Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
