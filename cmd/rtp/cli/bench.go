@@ -20,7 +20,7 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure a running server",
 	}
-	cmd.AddCommand(newBenchHTTPCmd())
+	cmd.AddCommand(newBenchHTTPCmd(), newBenchNullServerCmd())
 	return cmd
 }
 

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rtpengine/rtp/config"
+	"github.com/rtpengine/rtp/loadgen"
+)
+
+const defaultNullListen = "127.0.0.1:8081"
+
+func newBenchNullServerCmd() *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "null-server",
+		Short: "Serve canned teleport answers, to measure the machine's floor",
+		Long: `Null-server answers the requests bench http sends (teleports, completions,
+joins, quits, health checks) at once with valid canned answers, doing no
+work behind them, until it is interrupted. Bench http against it measures
+what the machine, its loopback and the generator add to every request: the
+floor under rtp serve's figures on the same machine.
+
+  rtp bench null-server --listen 127.0.0.1:8081 &
+  rtp bench http --addr 127.0.0.1:8081 --rate 1000 --duration 30s --complete
+
+On start it prints "listening on http://ADDR" (the address actually bound).`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runNullServer(cmd.Context(), cmd, listen)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", defaultNullListen, "address to listen on, host:port (port 0: any free port)")
+	return cmd
+}
+
+func runNullServer(ctx context.Context, cmd *cobra.Command, listen string) error {
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("bench null-server: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           loadgen.NullHandler(),
+		ReadHeaderTimeout: config.DefaultReadHeaderTimeout,
+		ReadTimeout:       config.DefaultReadTimeout,
+		WriteTimeout:      config.DefaultWriteTimeout,
+		IdleTimeout:       config.DefaultIdleTimeout,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(cmd.OutOrStdout(), "listening on http://%s\n", ln.Addr())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("bench null-server: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("bench null-server: shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("bench null-server: %w", err)
+	}
+	return nil
+}

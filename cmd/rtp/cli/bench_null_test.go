@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBenchNullServer runs bench http, with completions and a join burst,
+// against rtp bench null-server, and stops the server as a signal would.
+func TestBenchNullServer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := Run(ctx, []string{"bench", "null-server", "--listen", "127.0.0.1:0"}, pw, io.Discard)
+		pw.Close()
+		done <- err
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("null-server printed nothing: %v (%v)", err, <-done)
+	}
+	go io.Copy(io.Discard, pr)
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if !ok {
+		t.Fatalf("null-server printed %q, want \"listening on ADDR\"", line)
+	}
+	out, stderr, err := run(t, "bench", "http", "--addr", addr, "--rate", "400", "--duration", "250ms", "--complete", "--joins", "30")
+	if err != nil {
+		t.Fatalf("bench http against the null server: %v\n%s%s", err, out, stderr)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"100 sent, 100 ok, 0 errors, 0 misses", "completed: 100",
+		"join burst: 30 players, 30 joined (0 errors); 30 ok, 0 misses, 0 errors", "burst served by sink: login 30"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("null-server after its context ended: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("null-server did not stop within 10s of its context ending")
+	}
+
+	if _, _, err := run(t, "bench", "null-server", "--listen", "256.0.0.1:x"); err == nil || !strings.Contains(err.Error(), "null-server") {
+		t.Fatalf("null-server on a bad address = %v, want an error", err)
+	}
+}
