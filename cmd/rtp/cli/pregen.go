@@ -19,6 +19,7 @@ type pregenOptions struct {
 	region   string
 	target   int
 	timeout  time.Duration
+	stall    time.Duration
 	interval time.Duration
 }
 
@@ -31,7 +32,11 @@ func newPregenCmd() *cobra.Command {
 region's general sink is full and its cold queue holds --target screened
 locations (default: the cold queue's capacity), showing the progress on
 stderr. Then it shuts down cleanly: the locations are kept in the data
-directory's rtp.db, so the next rtp serve (or pregen) starts warm.`,
+directory's rtp.db, so the next rtp serve (or pregen) starts warm.
+
+It gives up (exit 1, keeping what it filled) after --timeout, or once the
+caches have not grown for --stall: a region holds one place per chunk, so a
+target near the number of safe chunks of a small region is never reached.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPregen(cmd.Context(), &o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -42,6 +47,7 @@ directory's rtp.db, so the next rtp serve (or pregen) starts warm.`,
 	f.StringVar(&o.region, "region", "", "fill only this region (default: every region)")
 	f.IntVar(&o.target, "target", 0, "cold locations to hold per region (default: the cold queue's capacity)")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
+	f.DurationVar(&o.stall, "stall", time.Minute, "give up when the caches have not grown for this long (0: never)")
 	f.DurationVar(&o.interval, "interval", 200*time.Millisecond, "how often the progress is checked")
 	// pregen logs only warnings by default: the progress bar is the output.
 	f.Lookup("log-level").DefValue = "warn"
@@ -63,6 +69,9 @@ func (g pregenGoal) done() bool { return g.haveGeneral >= g.general && g.haveCol
 func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) (err error) {
 	if o.target < 0 {
 		return usageError{fmt.Errorf("pregen: --target %d is negative", o.target)}
+	}
+	if o.stall < 0 {
+		return usageError{fmt.Errorf("pregen: --stall %v is negative", o.stall)}
 	}
 	if o.interval <= 0 {
 		return usageError{fmt.Errorf("pregen: --interval %v must be positive", o.interval)}
@@ -125,6 +134,7 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 	tick := time.NewTicker(o.interval)
 	defer tick.Stop()
 	start := time.Now()
+	best, grew := -1, start
 	for {
 		all := true
 		var have, want int
@@ -145,6 +155,15 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 		bar.update(have, want, describeGoals(goals), time.Since(start))
 		if all {
 			break
+		}
+		if now := time.Now(); have > best {
+			best, grew = have, now
+		} else if o.stall > 0 && now.Sub(grew) >= o.stall {
+			// A region whose distinct safe places are all held (a small
+			// region, or a target near its size) stops growing for good.
+			bar.finish()
+			return fmt.Errorf("pregen: no progress for %s, stopped after %s: %s (the regions may hold no more places: lower --target or widen them)",
+				o.stall, time.Since(start).Round(time.Second), describeGoals(goals))
 		}
 		select {
 		case <-ctx.Done():

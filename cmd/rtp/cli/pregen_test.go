@@ -106,3 +106,50 @@ func TestPregenTimeout(t *testing.T) {
 		t.Fatalf("pregen past its timeout = %v", err)
 	}
 }
+
+// TestPregenStall: a region too small for its target stops growing, and
+// pregen gives up at --stall (long before its timeout) saying how far it
+// got, keeping what it filled.
+func TestPregenStall(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	path := writeConfig(t, `data_dir: `+dataDir+`
+regions:
+  default:
+    world: world
+    shape: {kind: circle, radius: 64}
+    sinks:
+      general: {capacity: 4}
+    pulse: 20ms
+    queues: {backlog: 32, cold: 64}
+`)
+	_, _, err := run(t, "pregen", "--config", path, "--target", "64", "--stall", "3s", "--timeout", "2m")
+	if err == nil || ExitCode(err) != 1 || !strings.Contains(err.Error(), "no progress for 3s") || !strings.Contains(err.Error(), "cold ") {
+		t.Fatalf("pregen on a region too small for its target = %v (exit %d), want no progress for 3s", err, ExitCode(err))
+	}
+	m := regexp.MustCompile(`general (\d+)/4 cold (\d+)/64`).FindStringSubmatch(err.Error())
+	if m == nil {
+		t.Fatalf("the error does not say how far pregen got: %v", err)
+	}
+	cfg, err := config.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(t.Context(), cfg, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.Stats("default")
+	if cerr := e.Close(context.Background()); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cold, _ := strconv.Atoi(m[2]); cold == 0 || st.Restored < cold {
+		t.Fatalf("pregen held %d cold locations, the next start restored %d: want them kept", cold, st.Restored)
+	}
+	if _, _, err := run(t, "pregen", "--config", path, "--stall", "-1s"); ExitCode(err) != 2 {
+		t.Errorf("pregen --stall -1s = %v, want a usage error", err)
+	}
+}
