@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -72,6 +73,23 @@ type Options struct {
 	// every HandoutLifespan/10 (at least every second, at most every
 	// 10 ms). Default DefaultHandoutLifespan (5 min).
 	HandoutLifespan time.Duration
+	// ScreenWorkers bounds the screenings running at once across every
+	// region (see pipeline.Gate). Default 0: one fewer than GOMAXPROCS, at
+	// least 1, so that a processor is always free to answer requests while
+	// the caches fill; negative: no bound but each region's MaxScreens
+	// (for a process that answers no requests, such as rtp pregen).
+	ScreenWorkers int
+}
+
+// screenGate returns the gate for Options.ScreenWorkers.
+func screenGate(n int) *pipeline.Gate {
+	switch {
+	case n < 0:
+		return nil
+	case n == 0:
+		n = runtime.GOMAXPROCS(0) - 1
+	}
+	return pipeline.NewGate(n)
 }
 
 func (o Options) withDefaults() Options {
@@ -124,6 +142,7 @@ type Engine struct {
 	running  atomic.Bool
 	runDone  chan struct{} // closed when Run returns
 
+	gate   *pipeline.Gate // shared by every region's pipeline
 	nextID atomic.Uint64
 	out    handouts // locations handed out, until Complete, Cancel or their lifespan
 
@@ -159,6 +178,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 		worlds:   map[string]*worldState{},
 		regions:  map[string]*Region{},
 		stopping: make(chan struct{}),
+		gate:     screenGate(opts.ScreenWorkers),
 		runDone:  make(chan struct{}),
 	}
 	e.out.init()
@@ -401,6 +421,7 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	popts.Clock = e.opts.Clock
 	popts.Logger = e.log
 	popts.OnPromote = r.promoted
+	popts.Gate = e.gate
 	if len(https) > 0 {
 		// An out-of-process verifier decides these sinks' entries: they
 		// take transfers by provenance only.

@@ -218,6 +218,10 @@ type Options struct {
 	// until it does. A panic in it is logged and recovered. For a group
 	// sink it is called once per subspace. Default nil: no calls.
 	OnPromote func(sink string)
+	// Gate, when set, bounds the screenings running at once, shared with
+	// every other pipeline holding the same gate (see Gate). Default nil:
+	// Budget.MaxScreens is the only bound.
+	Gate *Gate
 
 	// BacklogCapacity bounds the backlog. Default 256.
 	BacklogCapacity int

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/stage"
 	"github.com/rtpengine/rtp/world"
@@ -66,7 +67,10 @@ func (p *Pipeline) runScreening(ctx context.Context, c Candidate) {
 }
 
 func (p *Pipeline) screen(ctx context.Context, c Candidate, v *verdict) (stage.Outcome[Location], error) {
-	r, err := p.opts.Screen(ctx, c.Chunk)
+	if err := p.opts.Gate.enter(ctx); err != nil {
+		return stage.Rejected[Location](stage.ReasonShuttingDown, err.Error()), nil
+	}
+	r, err := p.screenGated(ctx, c.Chunk)
 	switch {
 	case err != nil && p.base.Err() != nil:
 		return stage.Rejected[Location](stage.ReasonShuttingDown, err.Error()), nil
@@ -81,6 +85,12 @@ func (p *Pipeline) screen(ctx context.Context, c Candidate, v *verdict) (stage.O
 	}
 	v.cause = r.Cause
 	return stage.Rejected[Location](ReasonFor(r.Cause), detail(r.Cause, r.Detail)), nil
+}
+
+// screenGated runs the Screen function inside the gate screen entered.
+func (p *Pipeline) screenGated(ctx context.Context, c geom.Chunk) (Screened, error) {
+	defer p.opts.Gate.leave()
+	return p.opts.Screen(ctx, c)
 }
 
 func detail(c memory.Cause, d string) string {

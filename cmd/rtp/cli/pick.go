@@ -98,7 +98,8 @@ func runPick(ctx context.Context, o *pickOptions, stdout, stderr io.Writer) erro
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	e, err := engine.New(ctx, cfg, engine.Options{Logger: logger})
+	// pick answers no requests: screening may use every processor.
+	e, err := engine.New(ctx, cfg, engine.Options{Logger: logger, ScreenWorkers: -1})
 	if err != nil {
 		return err
 	}

@@ -89,7 +89,8 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 			return usageError{fmt.Errorf("pregen: no region %q in the configuration", o.region)}
 		}
 	}
-	e, err := engine.New(ctx, cfg, engine.Options{Logger: logger})
+	// pregen answers no requests: screening may use every processor.
+	e, err := engine.New(ctx, cfg, engine.Options{Logger: logger, ScreenWorkers: -1})
 	if err != nil {
 		return err
 	}
