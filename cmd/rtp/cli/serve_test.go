@@ -197,6 +197,20 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Let the refill put something in cold for the restart to bring back
+	// (screening shares the processors with every other test here).
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st, err := c.Stats(ctx, "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Pipeline.Cold.Fill > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no cold location after 60s: %+v", st.Pipeline)
+		}
+	}
 	if err := s.stop(t); err != nil {
 		t.Fatalf("serve after its context ended = %v\n%s", err, s.log())
 	}
