@@ -244,14 +244,16 @@ func (d *DB) run() {
 		defer delay.Stop()
 	}
 	for {
+		urgent := false
 		select {
 		case <-d.wake:
 		case <-d.now:
+			urgent = true
 		case <-d.stop:
 			d.writeBatch()
 			return
 		}
-		if delay != nil {
+		if delay != nil && !urgent {
 			delay.Reset(d.opts.BatchDelay)
 			select {
 			case <-delay.C:
