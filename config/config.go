@@ -47,7 +47,18 @@ type Config struct {
 	// Verifiers may object to a landing place after its safety check.
 	// Default: none.
 	Verifiers []Verifier `yaml:"verifiers"`
+	// ScreenWorkers bounds the screenings (the refill's bulk work: a
+	// chunk's summary, read or generated, for each candidate drawn)
+	// running at once across every region while rtp serves, in
+	// [0, MaxScreenWorkers]. 0: one fewer than the processors Go uses
+	// (GOMAXPROCS), at least 1, so that one is always free to answer
+	// requests. rtp pregen and rtp pick answer none and use them all.
+	// Default 0.
+	ScreenWorkers int `yaml:"screen_workers"`
 }
+
+// MaxScreenWorkers bounds Config.ScreenWorkers.
+const MaxScreenWorkers = 4096
 
 // Server configures the HTTP listener.
 type Server struct {

@@ -103,6 +103,7 @@ var badFiles = []struct {
 		{4, "worlds.world.procedural.relief", "relief 9 outside (0, 4]"},
 		{6, "worlds.world.procedural.biome.snow_line", "snow line -1"},
 	}},
+	{"screen workers", "screen_workers: -1\n", []want{{1, "screen_workers", "-1: want 0 (one fewer than the processors) to 4096"}}},
 	{"tile cache zero", "worlds:\n  world:\n    tile_cache: 0\n", []want{{3, "worlds.world.tile_cache", "0 tiles: want 1 to 1048576"}}},
 	{"tile cache huge", "worlds:\n  world:\n    tile_cache: 2000000\n", []want{{3, "worlds.world.tile_cache", "2000000 tiles: want 1 to 1048576"}}},
 	{"minecraft tile cache", "worlds:\n  world:\n    kind: minecraft\n    path: /\n    tile_cache: 9\n", []want{{5, "worlds.world.tile_cache", "only used by procedural worlds (kind is minecraft)"}}},

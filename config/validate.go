@@ -139,6 +139,9 @@ func (c *Config) problems() []problem {
 	v.positive(keyPath{"archive", "max_bytes"}, c.Archive.MaxBytes)
 	v.path(keyPath{"ttl_file"}, c.TTLFile, false)
 	v.auth(keyPath{"auth"}, c.Auth)
+	if c.ScreenWorkers < 0 || c.ScreenWorkers > MaxScreenWorkers {
+		v.add(keyPath{"screen_workers"}, nil, "%d: want 0 (one fewer than the processors) to %d", c.ScreenWorkers, MaxScreenWorkers)
+	}
 
 	if len(c.Worlds) == 0 {
 		v.add(keyPath{"worlds"}, nil, "no world: want at least one")

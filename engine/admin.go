@@ -243,6 +243,7 @@ func restartChanges(a, b *config.Config) []string {
 		diff(p+"sinks.personal", x.Sinks.Personal, y.Sinks.Personal)
 	}
 	diff("http verifiers", httpOnly(a.Verifiers), httpOnly(b.Verifiers))
+	diff("screen_workers", a.ScreenWorkers, b.ScreenWorkers)
 	return out
 }
 

@@ -194,18 +194,19 @@ func TestReload(t *testing.T) {
 	w.Procedural.Seed = 42
 	restart.Worlds[config.DefaultWorldName] = w
 	restart.Verifiers = []config.Verifier{{Name: "gp", Kind: config.KindHTTP, URL: "http://127.0.0.1:1/v", Timeout: time.Second}}
+	restart.ScreenWorkers = 3
 	err := e.Reload(t.Context(), restart)
 	var re *engine.RestartError
 	if reason(err) != engine.ReasonRestartNeeded || !errors.As(err, &re) {
 		t.Fatalf("Reload with restart changes = %v, want %s with a *RestartError", err, engine.ReasonRestartNeeded)
 	}
-	for _, want := range []string{`world "world"`, `region "b" removed`, `region "c" added`, `region "default": shape`, `region "default": budget`, "http verifiers"} {
+	for _, want := range []string{`world "world"`, `region "b" removed`, `region "c" added`, `region "default": shape`, `region "default": budget`, "http verifiers", "screen_workers"} {
 		if !slices.Contains(re.Changes, want) {
 			t.Errorf("changes %q lack %q", re.Changes, want)
 		}
 	}
-	if len(re.Changes) != 6 {
-		t.Errorf("changes %q, want 6", re.Changes)
+	if len(re.Changes) != 7 {
+		t.Errorf("changes %q, want 7", re.Changes)
 	}
 	if p.General().Cap() != 7 {
 		t.Errorf("general capacity %d after a refused Reload, want 7 (unchanged)", p.General().Cap())

@@ -74,15 +74,21 @@ type Options struct {
 	// 10 ms). Default DefaultHandoutLifespan (5 min).
 	HandoutLifespan time.Duration
 	// ScreenWorkers bounds the screenings running at once across every
-	// region (see pipeline.Gate). Default 0: one fewer than GOMAXPROCS, at
-	// least 1, so that a processor is always free to answer requests while
-	// the caches fill; negative: no bound but each region's MaxScreens
-	// (for a process that answers no requests, such as rtp pregen).
+	// region (see pipeline.Gate). Default 0: the configuration's
+	// screen_workers, whose 0 is one fewer than GOMAXPROCS, at least 1, so
+	// that a processor is always free to answer requests while the caches
+	// fill; negative: no bound but each region's MaxScreens (for a process
+	// that answers no requests, such as rtp pregen).
 	ScreenWorkers int
 }
 
-// screenGate returns the gate for Options.ScreenWorkers.
-func screenGate(n int) *pipeline.Gate {
+// screenGate returns the gate for Options.ScreenWorkers (opt) over the
+// configuration's screen_workers (cfg).
+func screenGate(opt, cfg int) *pipeline.Gate {
+	n := opt
+	if n == 0 {
+		n = cfg
+	}
 	switch {
 	case n < 0:
 		return nil
@@ -178,7 +184,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 		worlds:   map[string]*worldState{},
 		regions:  map[string]*Region{},
 		stopping: make(chan struct{}),
-		gate:     screenGate(opts.ScreenWorkers),
+		gate:     screenGate(opts.ScreenWorkers, cfg.ScreenWorkers),
 		runDone:  make(chan struct{}),
 	}
 	e.out.init()

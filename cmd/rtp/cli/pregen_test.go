@@ -12,7 +12,10 @@ import (
 )
 
 // smallConfig is a configuration whose region fills in moments: a small
-// general sink and cold queue, in a data directory of the test's.
+// general sink and cold queue, in a data directory of the test's, on a
+// region of 64 terrain tiles (a cold archive generates each once; a larger
+// region generates one for nearly every screening, which under the race
+// detector, beside other packages' tests, takes seconds each).
 func smallConfig(t *testing.T, pulse string) (path, dataDir string) {
 	t.Helper()
 	dataDir = t.TempDir()
@@ -22,7 +25,7 @@ server:
 regions:
   default:
     world: world
-    shape: {kind: circle, radius: 2048}
+    shape: {kind: circle, radius: 256}
     sinks:
       general: {capacity: 4}
     pulse: `+pulse+`
