@@ -23,8 +23,11 @@
 //	<data>/rtp.db              locations of every region (sqlitepersist)
 //	<data>/memory/<region>.bin spatial memory of each region
 //
-// and restores each region's persisted locations as cold entries. Run then
-// drives every region: one pulse loop per region (Region.Pulse period)
+// and restores each region's persisted locations as cold entries. Every
+// region's pipeline shares one screening gate (Options.ScreenWorkers over
+// the configuration's screen_workers: by default GOMAXPROCS-1), so the
+// refill never takes every processor from the requests. Run then drives
+// every region: one pulse loop per region (Region.Pulse period)
 // calling pipeline.Pulse, the memory table's rebuild loop, a periodic save
 // of the memory file and the unique-placement marker; and one sweep that
 // closes the locations handed out and never completed
