@@ -34,6 +34,29 @@ regions:
 	return path, dataDir
 }
 
+// statsAfterRestart opens an engine on the configuration file at path, as
+// the next start of rtp serve would, and returns the stats of its region
+// "default" (then closes it).
+func statsAfterRestart(t *testing.T, path string) engine.Stats {
+	t.Helper()
+	cfg, err := config.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(t.Context(), cfg, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.Stats("default")
+	if cerr := e.Close(context.Background()); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // TestPregenRestores fills a region, then checks that the next start
 // restores the cold locations from the data directory.
 func TestPregenRestores(t *testing.T) {
@@ -55,22 +78,7 @@ func TestPregenRestores(t *testing.T) {
 	}
 
 	// The next start restores the locations as cold entries.
-	cfg, err := config.LoadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(t.Context(), cfg, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := e.Stats("default")
-	if cerr := e.Close(context.Background()); cerr != nil {
-		t.Fatal(cerr)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Restored < 20 {
+	if st := statsAfterRestart(t, path); st.Restored < 20 {
 		t.Fatalf("the next start restored %d locations, want at least the 20 cold ones", st.Restored)
 	}
 
@@ -139,21 +147,7 @@ regions:
 	if m == nil {
 		t.Fatalf("the error does not say how far pregen got: %v", err)
 	}
-	cfg, err := config.LoadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(t.Context(), cfg, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := e.Stats("default")
-	if cerr := e.Close(context.Background()); cerr != nil {
-		t.Fatal(cerr)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := statsAfterRestart(t, path)
 	if cold, _ := strconv.Atoi(m[2]); cold == 0 || st.Restored < cold {
 		t.Fatalf("pregen held %d cold locations, the next start restored %d: want them kept", cold, st.Restored)
 	}

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/client"
-	"github.com/rtpengine/rtp/config"
-	"github.com/rtpengine/rtp/engine"
 )
 
 // served is a running rtp serve.
@@ -217,18 +215,9 @@ func TestServe(t *testing.T) {
 	if !strings.Contains(s.log(), "stopped") {
 		t.Errorf("serve did not log its stop:\n%s", s.log())
 	}
-	cfg, err := config.LoadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(t.Context(), cfg, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := e.Stats("default")
-	e.Close(context.Background())
-	if err != nil || st.Restored == 0 {
-		t.Fatalf("the next start restored %d locations (%v), want the ones served kept", st.Restored, err)
+	st := statsAfterRestart(t, path)
+	if st.Restored == 0 {
+		t.Fatalf("the next start restored %d locations, want the ones served kept", st.Restored)
 	}
 	// The reservations were all closed at shutdown.
 	if st.Resident.Open != 0 {
