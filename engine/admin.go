@@ -44,8 +44,9 @@ func (e *Engine) ScanReset(ctx context.Context, region string) error {
 }
 
 // ScanPause stops the region's background work: no candidate is drawn,
-// screened or promoted, and the allocator does not run (network leases
-// past their end are ended on the first pulse after ScanResume).
+// screened or promoted, and no entry moves between sinks. The region
+// still keeps time (pipeline.Housekeep): network leases end when they
+// should, their places back in the pool.
 // Teleports are still served from what is ready; a teleport that finds
 // nothing fails at once with ReasonPaused (waiting ones too).
 func (e *Engine) ScanPause(region string) error {

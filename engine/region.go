@@ -202,7 +202,8 @@ func (r *Region) check(res *world.Reservation, b geom.Block) (int, memory.Cause,
 }
 
 // pulseLoop pulses the pipeline every period (which Reload may change)
-// until ctx ends. A paused region skips its pulses.
+// until ctx ends. A paused region only keeps time (pipeline.Housekeep):
+// nothing is screened, promoted or moved, but network leases still end.
 func (r *Region) pulseLoop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -213,7 +214,9 @@ func (r *Region) pulseLoop(ctx context.Context) {
 		case <-timer.C:
 		}
 		var err error
-		if !r.paused.Load() {
+		if r.paused.Load() {
+			err = r.pipe.Housekeep(ctx)
+		} else {
 			r.loopMu.Lock()
 			err = r.pipe.Pulse(ctx)
 			r.loopMu.Unlock()

@@ -268,17 +268,33 @@ func TestRouting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Paused (and settled, so no pulse is running), no pulse ends the
-		// lease: Redeem finds it expired.
+		// A paused region still keeps time: the lease ends and its place
+		// goes back to the network pool, with nothing screened meanwhile.
 		if err := e.ScanPause(region); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.Region(region).Pipeline().Settle(t.Context()); err != nil {
 			t.Fatal(err)
 		}
+		screened := stats(t, e, region).Pipeline.Screened
+		leasedNow := func() int {
+			for _, s := range stats(t, e, region).Pipeline.Sinks {
+				if s.Name == "network" {
+					return s.Leased
+				}
+			}
+			return -1
+		}
+		if leasedNow() != 1 {
+			t.Fatalf("network leases = %d before the lease ends, want 1", leasedNow())
+		}
 		clock.Advance(2 * time.Minute)
-		if _, err := e.Redeem(region, leased.Token); reason(err) != engine.ReasonLeaseExpired {
-			t.Errorf("Redeem after the lease = %v, want %s", err, engine.ReasonLeaseExpired)
+		waitFor(t, "the paused region to end the lease", func() bool { return leasedNow() == 0 })
+		if _, err := e.Redeem(region, leased.Token); reason(err) != engine.ReasonUnknownToken {
+			t.Errorf("Redeem after the lease ended = %v, want %s", err, engine.ReasonUnknownToken)
+		}
+		if got := stats(t, e, region).Pipeline.Screened; got != screened {
+			t.Errorf("a paused region screened %d candidates", got-screened)
 		}
 		if err := e.ScanResume(region); err != nil {
 			t.Fatal(err)

@@ -40,16 +40,31 @@ func (p *Pipeline) Pulse(ctx context.Context) error {
 	return nil
 }
 
-// pulse is the body of Pulse, under pulseMu.
-func (p *Pipeline) pulse() error {
+// Housekeep does the steps of a pulse that keep time, and only those:
+// the demand averages decay and expired network leases end (their entries
+// back in the pool, or demoted to cold when it is full). No entry is
+// transferred, promoted or screened. A region whose scan is paused calls
+// it in place of Pulse, so a lease taken before the pause still ends on
+// time. It returns ErrClosed once the pipeline is closed and ctx.Err()
+// when ctx is already done.
+func (p *Pipeline) Housekeep(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	p.pulseMu.Lock()
-	defer p.pulseMu.Unlock()
 	if p.closed.Load() {
+		p.pulseMu.Unlock()
 		return ErrClosed
 	}
-	now := p.clock()
-	o := &p.opts
+	p.keepTime(p.clock())
+	p.pulseMu.Unlock()
+	p.notifyTransfers()
+	return nil
+}
 
+// keepTime is steps 1 and 2 of a pulse, under pulseMu.
+func (p *Pipeline) keepTime(now time.Time) {
+	o := &p.opts
 	// 1. Demand.
 	for _, s := range p.singles {
 		s.d.update(now, o.DemandHalfLife)
@@ -68,6 +83,20 @@ func (p *Pipeline) pulse() error {
 	if p.network != nil {
 		p.network.expire(now)
 	}
+}
+
+// pulse is the body of Pulse, under pulseMu.
+func (p *Pipeline) pulse() error {
+	p.pulseMu.Lock()
+	defer p.pulseMu.Unlock()
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	now := p.clock()
+	o := &p.opts
+
+	// 1 and 2. Demand and leases.
+	p.keepTime(now)
 
 	// 3. Capacities and quotas.
 	quota := func(s *Sink) {

@@ -377,3 +377,48 @@ func TestPersonalSink(t *testing.T) {
 	}
 	e.checkRows("end")
 }
+
+// TestHousekeep: Housekeep ends expired leases, as Pulse does, and starts
+// no other work: nothing is screened or promoted, though the general sink
+// has room and candidates wait.
+func TestHousekeep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envConfig{realTime: true, opts: func(o *Options) {
+			o.Network = NetworkConfig{Enabled: true, Capacity: 2, Secret: []byte("0123456789abcdef-network"), LeaseTTL: 30 * time.Second}
+			o.General.Capacity = 64
+		}})
+		defer e.shutdown()
+		n := e.p.Network()
+		e.fill(20, func() bool { return n.Len() == 2 })
+		tok := n.NewToken()
+		if _, err := n.Reserve(tok); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(31 * time.Second)
+		before := e.p.Stats()
+		if err := e.p.Housekeep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.p.Settle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		after := e.p.Stats()
+		if n.Leased() != 0 || n.Len() != 2 {
+			t.Fatalf("after Housekeep: pool %d, leased %d; want the expired lease back in the pool", n.Len(), n.Leased())
+		}
+		if after.Screened != before.Screened || after.Promotions != before.Promotions || e.p.General().Len() == 64 {
+			t.Fatalf("Housekeep did work: screened %d -> %d, promotions %d -> %d", before.Screened, after.Screened, before.Promotions, after.Promotions)
+		}
+		// Pulse, by contrast, refills.
+		e.cycle()
+		if e.p.Stats().Promotions == after.Promotions {
+			t.Fatal("Pulse after Housekeep promoted nothing: the test's general sink had no work waiting")
+		}
+		if err := e.p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.p.Housekeep(context.Background()); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Housekeep after Close = %v, want ErrClosed", err)
+		}
+	})
+}
