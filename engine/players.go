@@ -178,11 +178,17 @@ func (e *Engine) Reserve(region, token string) (Reservation, error) {
 		x, z := pl.Block().Local()
 		loc.Biome = biomeName(ch.Column(x, z).Biome)
 	}
-	lease := r.leaseTTL
-	if lease <= 0 {
-		lease = pipeline.DefaultLeaseTTL
+	expires, ok := n.Expires(t)
+	if !ok {
+		// The lease ended (or was redeemed) since: report when a lease
+		// taken now would end.
+		lease := r.leaseTTL
+		if lease <= 0 {
+			lease = pipeline.DefaultLeaseTTL
+		}
+		expires = e.opts.Clock().Add(lease)
 	}
-	return Reservation{Token: string(t), Location: loc, Expires: e.opts.Clock().Add(lease)}, nil
+	return Reservation{Token: string(t), Location: loc, Expires: expires}, nil
 }
 
 // Redeem hands out the location leased to token, like Teleport: the

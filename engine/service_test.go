@@ -123,9 +123,13 @@ func TestRouting(t *testing.T) {
 		if d := res.Expires.Sub(clock.Now()); d < 59*time.Second || d > time.Minute {
 			t.Errorf("Reserve expires in %v, want the 1m lease", d)
 		}
+		clock.Advance(10 * time.Second)
 		again, err := e.Reserve(region, res.Token)
 		if err != nil || again.Location != res.Location {
 			t.Errorf("Reserve again = %+v, %v; want the same location %+v", again.Location, err, res.Location)
+		}
+		if !again.Expires.Equal(res.Expires) {
+			t.Errorf("Reserve again 10s later expires at %v, want the lease's end %v", again.Expires, res.Expires)
 		}
 		loc, err := e.Teleport(t.Context(), region, engine.Request{Player: "dave", Token: res.Token})
 		if err != nil {

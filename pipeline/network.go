@@ -151,6 +151,18 @@ func (n *NetworkSink) Reserve(t Token) (Location, error) {
 	return h.Location, nil
 }
 
+// Expires tells when t's lease ends; false when t holds no lease (none
+// taken, or redeemed, released or ended since).
+func (n *NetworkSink) Expires(t Token) (time.Time, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	l, ok := n.leases[t]
+	if !ok || l.redeemed {
+		return time.Time{}, false
+	}
+	return l.expires, true
+}
+
 // existing answers Reserve for a token that already has a lease.
 func (n *NetworkSink) existing(t Token, now time.Time) (Location, error, bool) {
 	n.mu.Lock()
