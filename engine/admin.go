@@ -125,14 +125,15 @@ func (e *RestartError) Error() string {
 //     windows follow the new policy;
 //   - per region: sinks.general.capacity and sinks.network.capacity
 //     (SetCapacity: a smaller capacity evicts nothing at once),
-//     sinks.login.player_cap, pulse, unique_placement.radius;
+//     sinks.login.player_cap, pulse, unique_placement.radius, budget
+//     (SetBudget, from the next pulse);
 //   - which regions the claims store verifies (the regions lists of claims
 //     verifiers). A region that gains it has its pipeline cleared, since its
 //     cached locations were not checked against claims.
 //
 // Server and auth are the HTTP server's and are ignored. Any other change
 // (data folder, database, archive, worlds, regions added or removed, a
-// region's world, shape, distribution, safety, budget, queues, allocator,
+// region's world, shape, distribution, safety, queues, allocator,
 // promotion timeout, memory, sinks enabled or disabled, the network lease
 // or secret, the personal capacity, http verifiers) is refused: Reload then
 // applies nothing and returns an *Error of ReasonRestartNeeded whose Err
@@ -185,6 +186,10 @@ func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 			l.SetPlayerCap(rc.Sinks.Login.PlayerCap)
 		}
 		r.period.Store(int64(rc.Pulse))
+		if err := r.pipe.SetBudget(rc.PipelineOptions(name).Budget); err != nil {
+			// cfg validated: only a closed pipeline refuses it.
+			r.log.Warn("engine: reload: budget not applied", "err", err)
+		}
 		r.unique.Store(rc.UniquePlacement.Radius)
 	}
 	e.cfg = cfg
@@ -232,7 +237,6 @@ func restartChanges(a, b *config.Config) []string {
 		diff(p+"shape", x.Shape, y.Shape)
 		diff(p+"distribution", x.Distribution, y.Distribution)
 		diff(p+"safety", x.Safety, y.Safety)
-		diff(p+"budget", x.Budget, y.Budget)
 		diff(p+"queues", x.Queues, y.Queues)
 		diff(p+"allocator", x.Allocator, y.Allocator)
 		diff(p+"promotion_timeout", x.PromotionTimeout, y.PromotionTimeout)

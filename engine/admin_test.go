@@ -148,6 +148,7 @@ func TestReload(t *testing.T) {
 	rc.Sinks.Network.Capacity = 3
 	rc.Pulse = 7 * time.Millisecond
 	rc.UniquePlacement.Radius = 32
+	rc.Budget.Candidates, rc.Budget.MaxScreens = 5, 3
 	live.Regions["default"] = rc
 	live.Server.Listen = "127.0.0.1:9999" // the server's: ignored
 	live.Verifiers = []config.Verifier{{Name: "claims", Kind: config.KindClaims, Regions: []string{"b"}}}
@@ -159,6 +160,9 @@ func TestReload(t *testing.T) {
 	if p.General().Cap() != 7 || p.Login().PlayerCap() != 9 || p.Network().Cap() != 3 || r.Pulse() != 7*time.Millisecond {
 		t.Errorf("after Reload: general %d, player cap %d, network %d, pulse %v; want 7, 9, 3, 7ms",
 			p.General().Cap(), p.Login().PlayerCap(), p.Network().Cap(), r.Pulse())
+	}
+	if b := p.Budget(); b.Candidates != 5 || b.MaxScreens != 3 {
+		t.Errorf("budget after Reload: %d candidates, %d screens at once; want 5 and 3", b.Candidates, b.MaxScreens)
 	}
 	if st := stats(t, e, "default"); st.Unique.Radius != 32 {
 		t.Errorf("unique radius %d after Reload, want 32", st.Unique.Radius)
@@ -186,7 +190,7 @@ func TestReload(t *testing.T) {
 	rc2 := rc
 	rc2.Sinks.General.Capacity = 11 // live, but not applied with the rest
 	rc2.Shape.Radius = 300
-	rc2.Budget.Candidates = 5
+	rc2.Budget.Candidates = 6 // live, but not applied with the rest
 	restart.Regions["default"] = rc2
 	restart.Regions["c"] = smallRegion(256)
 	delete(restart.Regions, "b")
@@ -200,16 +204,16 @@ func TestReload(t *testing.T) {
 	if reason(err) != engine.ReasonRestartNeeded || !errors.As(err, &re) {
 		t.Fatalf("Reload with restart changes = %v, want %s with a *RestartError", err, engine.ReasonRestartNeeded)
 	}
-	for _, want := range []string{`world "world"`, `region "b" removed`, `region "c" added`, `region "default": shape`, `region "default": budget`, "http verifiers", "screen_workers"} {
+	for _, want := range []string{`world "world"`, `region "b" removed`, `region "c" added`, `region "default": shape`, "http verifiers", "screen_workers"} {
 		if !slices.Contains(re.Changes, want) {
 			t.Errorf("changes %q lack %q", re.Changes, want)
 		}
 	}
-	if len(re.Changes) != 7 {
-		t.Errorf("changes %q, want 7", re.Changes)
+	if len(re.Changes) != 6 {
+		t.Errorf("changes %q, want 6", re.Changes)
 	}
-	if p.General().Cap() != 7 {
-		t.Errorf("general capacity %d after a refused Reload, want 7 (unchanged)", p.General().Cap())
+	if p.General().Cap() != 7 || p.Budget().Candidates != 5 {
+		t.Errorf("general capacity %d, %d candidates after a refused Reload, want 7 and 5 (unchanged)", p.General().Cap(), p.Budget().Candidates)
 	}
 
 	// Invalid: a bad config or ttl.yml applies nothing.

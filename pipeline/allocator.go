@@ -40,6 +40,32 @@ func (p *Pipeline) Pulse(ctx context.Context) error {
 	return nil
 }
 
+// SetBudget replaces the pipeline's Budget from the next pulse on; zero
+// fields take their defaults, as in Options. Screenings and promotions in
+// flight finish; a lower MaxScreens or MaxPromotions only starts fewer. It
+// returns an error, changing nothing, for a negative field, and ErrClosed
+// once the pipeline is closed.
+func (p *Pipeline) SetBudget(b Budget) error {
+	if err := (Options{Budget: b}).validateBudget(); err != nil {
+		return err
+	}
+	b = Options{Budget: b}.withDefaults().Budget
+	p.pulseMu.Lock()
+	defer p.pulseMu.Unlock()
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	p.opts.Budget = b
+	return nil
+}
+
+// Budget returns the budget in force.
+func (p *Pipeline) Budget() Budget {
+	p.pulseMu.Lock()
+	defer p.pulseMu.Unlock()
+	return p.opts.Budget
+}
+
 // Housekeep does the steps of a pulse that keep time, and only those:
 // the demand averages decay and expired network leases end (their entries
 // back in the pool, or demoted to cold when it is full). No entry is

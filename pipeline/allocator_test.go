@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/rtpengine/rtp/geom"
 )
 
 // TestHysteresis: a capacity cut inside the minimum residence window evicts
@@ -421,4 +425,41 @@ func TestHousekeep(t *testing.T) {
 			t.Fatalf("Housekeep after Close = %v, want ErrClosed", err)
 		}
 	})
+}
+
+// TestSetBudget: a new budget applies from the next pulse; a negative
+// field changes nothing; zero fields take the defaults.
+func TestSetBudget(t *testing.T) {
+	var screens atomic.Int64
+	e := newEnv(t, envConfig{opts: func(o *Options) {
+		o.Budget.Candidates, o.Budget.Screens = 64, 32
+		screen := o.Screen
+		o.Screen = func(ctx context.Context, c geom.Chunk) (Screened, error) {
+			screens.Add(1)
+			return screen(ctx, c)
+		}
+	}})
+	defer e.shutdown()
+	if err := e.p.SetBudget(Budget{Candidates: 8, Screens: 3, MaxScreens: -1}); err == nil || !strings.Contains(err.Error(), "MaxScreens -1") {
+		t.Fatalf("SetBudget with a negative field = %v, want an error naming it", err)
+	}
+	if b := e.p.Budget(); b.Candidates != 64 || b.Screens != 32 {
+		t.Fatalf("budget after a refused SetBudget = %+v, want the one in force", b)
+	}
+	if err := e.p.SetBudget(Budget{Candidates: 8, Screens: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if b := e.p.Budget(); b.Candidates != 8 || b.Screens != 3 || b.MaxScreens != DefaultMaxScreens || b.LoginBurst != DefaultLoginBurst {
+		t.Fatalf("Budget() = %+v, want 8 candidates, 3 screens and the defaults elsewhere", b)
+	}
+	e.cycle()
+	if n := screens.Load(); n != 3 {
+		t.Fatalf("a pulse under the new budget screened %d candidates, want 3", n)
+	}
+	if err := e.p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.p.SetBudget(Budget{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("SetBudget after Close = %v, want ErrClosed", err)
+	}
 }

@@ -347,18 +347,8 @@ func (o *Options) Validate() error {
 		}
 		capacity(fmt.Sprintf("Groups[%d].Capacity", i), g.Capacity)
 	}
-	b := o.Budget
-	for _, f := range []struct {
-		n string
-		v int
-	}{
-		{"Candidates", b.Candidates}, {"Screens", b.Screens}, {"MaxScreens", b.MaxScreens},
-		{"PromotionsPerPulse", b.PromotionsPerPulse}, {"MaxPromotions", b.MaxPromotions},
-		{"Transfers", b.Transfers}, {"LoginBurst", b.LoginBurst},
-	} {
-		if f.v < 0 {
-			add("Budget.%s %d is negative", f.n, f.v)
-		}
+	if err := o.validateBudget(); err != nil {
+		errs = append(errs, err)
 	}
 	for _, f := range []struct {
 		n string
@@ -373,6 +363,25 @@ func (o *Options) Validate() error {
 	}
 	if o.MissHistory < 0 {
 		add("MissHistory %d is negative", o.MissHistory)
+	}
+	return errors.Join(errs...)
+}
+
+// validateBudget reports every negative field of o.Budget at once.
+func (o Options) validateBudget() error {
+	var errs []error
+	b := o.Budget
+	for _, f := range []struct {
+		n string
+		v int
+	}{
+		{"Candidates", b.Candidates}, {"Screens", b.Screens}, {"MaxScreens", b.MaxScreens},
+		{"PromotionsPerPulse", b.PromotionsPerPulse}, {"MaxPromotions", b.MaxPromotions},
+		{"Transfers", b.Transfers}, {"LoginBurst", b.LoginBurst},
+	} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("pipeline: Budget.%s %d is negative", f.n, f.v))
+		}
 	}
 	return errors.Join(errs...)
 }
