@@ -292,10 +292,10 @@ func TestRouting(t *testing.T) {
 		if leasedNow() != 1 {
 			t.Fatalf("network leases = %d before the lease ends, want 1", leasedNow())
 		}
-		clock.Advance(2 * time.Minute)
+		clock.Advance(90 * time.Second) // past the 1m lease, within the next TTL
 		waitFor(t, "the paused region to end the lease", func() bool { return leasedNow() == 0 })
-		if _, err := e.Redeem(region, leased.Token); reason(err) != engine.ReasonUnknownToken {
-			t.Errorf("Redeem after the lease ended = %v, want %s", err, engine.ReasonUnknownToken)
+		if _, err := e.Redeem(region, leased.Token); reason(err) != engine.ReasonLeaseExpired {
+			t.Errorf("Redeem after the lease ended = %v, want %s", err, engine.ReasonLeaseExpired)
 		}
 		if got := stats(t, e, region).Pipeline.Screened; got != screened {
 			t.Errorf("a paused region screened %d candidates", got-screened)

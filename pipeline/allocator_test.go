@@ -319,6 +319,17 @@ func TestNetworkSink(t *testing.T) {
 		if n.Len() != 2 || n.Leased() != 0 {
 			t.Fatalf("expired lease: pool %d, leased %d; want it back in the pool", n.Len(), n.Leased())
 		}
+		// The ended token is remembered for one more TTL, without an
+		// entry: late calls are told the lease expired.
+		if _, err := n.Redeem(t3); !errors.Is(err, ErrLeaseExpired) {
+			t.Fatalf("Redeem once the lease ended = %v, want ErrLeaseExpired", err)
+		}
+		if _, err := n.Reserve(t3); !errors.Is(err, ErrLeaseExpired) {
+			t.Fatalf("Reserve once the lease ended = %v, want ErrLeaseExpired", err)
+		}
+		if _, ok := n.Expires(t3); ok || n.Release(t3) {
+			t.Fatal("an ended lease reports an end or can be released")
+		}
 		if err := e.p.Settle(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -462,4 +473,37 @@ func TestSetBudget(t *testing.T) {
 	if err := e.p.SetBudget(Budget{}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("SetBudget after Close = %v, want ErrClosed", err)
 	}
+}
+
+// TestNetworkEndedTokenForgotten: an ended lease's token is forgotten one
+// lease TTL after its end, and may then lease again.
+func TestNetworkEndedTokenForgotten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envConfig{realTime: true, opts: func(o *Options) {
+			o.Network = NetworkConfig{Enabled: true, Capacity: 2, Secret: []byte("0123456789abcdef-network"), LeaseTTL: 30 * time.Second}
+		}})
+		defer e.shutdown()
+		n := e.p.Network()
+		e.fill(20, func() bool { return n.Len() == 2 })
+		tok := n.NewToken()
+		if _, err := n.Reserve(tok); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(31 * time.Second)
+		e.cycle() // ends the lease
+		time.Sleep(20 * time.Second)
+		e.cycle() // 51 s: still remembered
+		if _, err := n.Redeem(tok); !errors.Is(err, ErrLeaseExpired) {
+			t.Fatalf("Redeem 21 s after the end = %v, want ErrLeaseExpired", err)
+		}
+		time.Sleep(10 * time.Second)
+		e.cycle() // 61 s: one TTL past the end
+		if _, err := n.Redeem(tok); !errors.Is(err, ErrUnknownToken) {
+			t.Fatalf("Redeem a TTL after the end = %v, want ErrUnknownToken", err)
+		}
+		e.fill(20, func() bool { return n.Len() == 2 })
+		if _, err := n.Reserve(tok); err != nil {
+			t.Fatalf("Reserve of a forgotten token = %v, want a new lease", err)
+		}
+	})
 }

@@ -40,7 +40,7 @@ const MinSecretLen = 16
 
 // lease is one token's hold on an entry.
 type lease struct {
-	h        *Hot // nil once redeemed
+	h        *Hot // nil once redeemed, or once ended by expire
 	expires  time.Time
 	redeemed bool
 }
@@ -157,7 +157,7 @@ func (n *NetworkSink) Expires(t Token) (time.Time, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	l, ok := n.leases[t]
-	if !ok || l.redeemed {
+	if !ok || l.h == nil {
 		return time.Time{}, false
 	}
 	return l.expires, true
@@ -181,7 +181,7 @@ func (n *NetworkSink) answer(l *lease, now time.Time) (Location, error) {
 	switch {
 	case l.redeemed:
 		return Location{}, ErrRedeemed
-	case !now.Before(l.expires):
+	case l.h == nil || !now.Before(l.expires):
 		return Location{}, ErrLeaseExpired
 	}
 	return l.h.Location, nil
@@ -204,7 +204,7 @@ func (n *NetworkSink) Redeem(t Token) (*Hot, error) {
 	case l.redeemed:
 		n.mu.Unlock()
 		return nil, ErrRedeemed
-	case !now.Before(l.expires):
+	case l.h == nil || !now.Before(l.expires):
 		n.mu.Unlock()
 		return nil, ErrLeaseExpired
 	}
@@ -222,7 +222,7 @@ func (n *NetworkSink) Redeem(t Token) (*Hot, error) {
 func (n *NetworkSink) Release(t Token) bool {
 	n.mu.Lock()
 	l, ok := n.leases[t]
-	if !ok || l.redeemed {
+	if !ok || l.h == nil { // none, redeemed or ended
 		n.mu.Unlock()
 		return false
 	}
@@ -235,17 +235,24 @@ func (n *NetworkSink) Release(t Token) bool {
 }
 
 // expire ends the leases past their expiry: unredeemed entries go back to
-// the pool or to cold; redeemed tokens are forgotten.
+// the pool or to cold, and their tokens are kept for one more lease TTL
+// without an entry, so a late Redeem or Reserve is told ErrLeaseExpired
+// rather than ErrUnknownToken; redeemed tokens are forgotten.
 func (n *NetworkSink) expire(now time.Time) int {
 	var back []*Hot
 	n.mu.Lock()
 	for t, l := range n.leases {
-		if now.Before(l.expires) {
-			continue
-		}
-		delete(n.leases, t)
-		if !l.redeemed {
+		switch {
+		case now.Before(l.expires):
+		case l.redeemed:
+			delete(n.leases, t)
+		case l.h == nil: // ended earlier
+			if !now.Before(l.expires.Add(n.ttl)) {
+				delete(n.leases, t)
+			}
+		default:
 			back = append(back, l.h)
+			l.h = nil
 		}
 	}
 	n.mu.Unlock()
