@@ -393,23 +393,35 @@ func TestPersonalSink(t *testing.T) {
 	e.checkRows("end")
 }
 
+// endedLease makes a pipeline (in a synctest bubble) with a network sink
+// of 2 and a 30 s lease TTL, fills the sink, leases one entry and lets 31 s
+// pass: the lease is past its end, and no pulse has ended it yet. more, if
+// set, changes the options further.
+func endedLease(t *testing.T, more func(*Options)) (*env, *NetworkSink, Token) {
+	t.Helper()
+	e := newEnv(t, envConfig{realTime: true, opts: func(o *Options) {
+		o.Network = NetworkConfig{Enabled: true, Capacity: 2, Secret: []byte("0123456789abcdef-network"), LeaseTTL: 30 * time.Second}
+		if more != nil {
+			more(o)
+		}
+	}})
+	n := e.p.Network()
+	e.fill(20, func() bool { return n.Len() == 2 })
+	tok := n.NewToken()
+	if _, err := n.Reserve(tok); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(31 * time.Second)
+	return e, n, tok
+}
+
 // TestHousekeep: Housekeep ends expired leases, as Pulse does, and starts
 // no other work: nothing is screened or promoted, though the general sink
 // has room and candidates wait.
 func TestHousekeep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, envConfig{realTime: true, opts: func(o *Options) {
-			o.Network = NetworkConfig{Enabled: true, Capacity: 2, Secret: []byte("0123456789abcdef-network"), LeaseTTL: 30 * time.Second}
-			o.General.Capacity = 64
-		}})
+		e, n, _ := endedLease(t, func(o *Options) { o.General.Capacity = 64 })
 		defer e.shutdown()
-		n := e.p.Network()
-		e.fill(20, func() bool { return n.Len() == 2 })
-		tok := n.NewToken()
-		if _, err := n.Reserve(tok); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(31 * time.Second)
 		before := e.p.Stats()
 		if err := e.p.Housekeep(context.Background()); err != nil {
 			t.Fatal(err)
@@ -479,17 +491,8 @@ func TestSetBudget(t *testing.T) {
 // lease TTL after its end, and may then lease again.
 func TestNetworkEndedTokenForgotten(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, envConfig{realTime: true, opts: func(o *Options) {
-			o.Network = NetworkConfig{Enabled: true, Capacity: 2, Secret: []byte("0123456789abcdef-network"), LeaseTTL: 30 * time.Second}
-		}})
+		e, n, tok := endedLease(t, nil)
 		defer e.shutdown()
-		n := e.p.Network()
-		e.fill(20, func() bool { return n.Len() == 2 })
-		tok := n.NewToken()
-		if _, err := n.Reserve(tok); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(31 * time.Second)
 		e.cycle() // ends the lease
 		time.Sleep(20 * time.Second)
 		e.cycle() // 51 s: still remembered
