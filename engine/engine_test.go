@@ -441,17 +441,26 @@ func fixtureDir(t *testing.T) string {
 	return dir
 }
 
-// TestMinecraftWorld serves a region over a real 1.16 region file: every
-// location must be safe by an independent read of the same file.
-func TestMinecraftWorld(t *testing.T) {
+// minecraftConfig is testConfig with its one region, of the given shape,
+// on the 1.16 fixture save (one region file, r.0.-1). It returns the save
+// folder, the configuration and the region.
+func minecraftConfig(t *testing.T, shape config.Shape) (string, *config.Config, config.Region) {
+	t.Helper()
 	save := filepath.Join(fixtureDir(t), "prismarine-provider-anvil", "1.16")
 	cfg := testConfig(t)
 	cfg.Worlds = map[string]config.World{"mc": {Kind: config.KindMinecraft, Path: save, Dimension: config.Overworld}}
 	rc := cfg.Regions[config.DefaultRegionName]
 	rc.World = "mc"
-	// r.0.-1 holds chunks x 0..31, z -32..-1: a circle inside it.
-	rc.Shape = config.Shape{Kind: "circle", CenterX: 256, CenterZ: -256, Radius: 240}
+	rc.Shape = shape
 	cfg.Regions = map[string]config.Region{config.DefaultRegionName: rc}
+	return save, cfg, rc
+}
+
+// TestMinecraftWorld serves a region over a real 1.16 region file: every
+// location must be safe by an independent read of the same file.
+func TestMinecraftWorld(t *testing.T) {
+	// r.0.-1 holds chunks x 0..31, z -32..-1: a circle inside it.
+	save, cfg, rc := minecraftConfig(t, config.Shape{Kind: "circle", CenterX: 256, CenterZ: -256, Radius: 240})
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -498,15 +507,9 @@ func TestMinecraftWorld(t *testing.T) {
 // screening errors, not remembered), and locations still come from the
 // generated part.
 func TestMinecraftUngenerated(t *testing.T) {
-	save := filepath.Join(fixtureDir(t), "prismarine-provider-anvil", "1.16")
-	cfg := testConfig(t)
-	cfg.Worlds = map[string]config.World{"mc": {Kind: config.KindMinecraft, Path: save, Dimension: config.Overworld}}
-	rc := cfg.Regions[config.DefaultRegionName]
-	rc.World = "mc"
 	// r.0.-1 spans blocks x 0..511, z -512..-1; this square is four times
 	// as large, centred on its corner.
-	rc.Shape = config.Shape{Kind: "square", CenterX: 256, CenterZ: -256, Radius: 512}
-	cfg.Regions = map[string]config.Region{config.DefaultRegionName: rc}
+	_, cfg, _ := minecraftConfig(t, config.Shape{Kind: "square", CenterX: 256, CenterZ: -256, Radius: 512})
 	e := newEngine(t, cfg)
 	stop := run(t, e)
 	for range 3 {

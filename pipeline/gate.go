@@ -31,14 +31,6 @@ func (g *Gate) Size() int {
 	return cap(g.slots)
 }
 
-// InUse is how many hold the gate now; 0 for a nil gate.
-func (g *Gate) InUse() int {
-	if g == nil {
-		return 0
-	}
-	return len(g.slots)
-}
-
 // enter waits for a slot, or for ctx to end (its error is returned).
 func (g *Gate) enter(ctx context.Context) error {
 	if g == nil {
