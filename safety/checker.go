@@ -1,6 +1,8 @@
 package safety
 
 import (
+	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
@@ -9,21 +11,30 @@ import (
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/world"
+	"github.com/rtpengine/rtp/world/blockdata"
 )
 
 // Class is what the rules make of one block state.
 type Class uint8
 
 const (
-	// Ground is safe to stand on: solid, not unsafe.
+	// Ground is safe to stand on: its collision has a full top face (a
+	// full block, a slab, a snow layer, a carpet...), and it is not unsafe.
 	Ground Class = iota + 1
-	// AirLike is free space: headroom, never ground.
+	// AirLike is free space: no collision and no fluid, so the feet and
+	// the head may be there. Never ground.
 	AirLike
-	// Unsafe blocks are neither ground nor headroom.
+	// Unsafe blocks are neither ground nor free space: the hazards and
+	// the rules' unsafe list.
 	Unsafe
-	// UnknownUnsafe is a block of an unknown namespace that no rule
-	// matches, with UnknownBlocks "unsafe".
+	// UnknownUnsafe is a block the collision data does not know and no
+	// rule matches, with UnknownBlocks "unsafe" (the default): it fails
+	// closed, neither ground nor free space.
 	UnknownUnsafe
+	// Obstacle is a block with collision but no full top face (stairs,
+	// fences, walls, chests...): nothing to land on, and in the way of
+	// the feet and head.
+	Obstacle
 )
 
 func (c Class) String() string {
@@ -36,6 +47,8 @@ func (c Class) String() string {
 		return "unsafe"
 	case UnknownUnsafe:
 		return "unknown-unsafe"
+	case Obstacle:
+		return "obstacle"
 	}
 	return "class(" + strconv.Itoa(int(c)) + ")"
 }
@@ -71,7 +84,9 @@ const (
 	// GroundUnknown: the ground block is unknown and unknown blocks are
 	// unsafe.
 	GroundUnknown
-	// GroundNotSolid: there is nothing to stand on (air-like ground).
+	// GroundNotSolid: there is nothing to stand on: the ground block has
+	// no collision (air, plants, signs, pressure plates...) or no full top
+	// face (stairs, fences, chests...).
 	GroundNotSolid
 	// NoHeadroom: a block above the ground is not air-like.
 	NoHeadroom
@@ -141,85 +156,221 @@ func (r Result) Cause() memory.Cause { return r.Reason.Cause() }
 //
 // Create one with New; the zero value is not usable. A Checker is safe for
 // concurrent use. It never does I/O: it reads chunks already in memory.
-// Block and biome rules are evaluated once per interned ID and cached in
-// tables that grow as new IDs appear, so a check does no string work.
+// Block and biome rules are evaluated once per interned ID and collision
+// data table (world.Chunk.Data: the game version that saved the chunk)
+// and cached in tables that grow as new IDs appear, so a check does no
+// string work.
 type Checker struct {
-	c *compiled
+	c   *compiled
+	log *slog.Logger
 
-	mu     sync.Mutex              // serializes growing the tables below
-	blocks atomic.Pointer[[]Class] // Class by world.BlockID; readers never lock
-	biomes atomic.Pointer[[]bool]  // allowed by world.BiomeID
+	mu     sync.Mutex                // serializes growing the tables below and the unknown set
+	blocks []atomic.Pointer[[]Class] // Class by world.BlockID, one table per blockdata.Table; readers never lock
+	floors []atomic.Pointer[[]uint8] // the ground's top face, in sixteenths, likewise (0: none)
+	biomes atomic.Pointer[[]bool]    // allowed by world.BiomeID
+
+	unknown        map[string]struct{} // names UnknownUnsafe, guarded by mu, at most maxUnknownNames
+	unknownNames   atomic.Int64        // len(unknown), and names past the bound
+	unknownRejects atomic.Uint64       // columns screened out on unknown ground
+}
+
+// maxUnknownNames bounds the unknown block names a Checker remembers (and
+// logs) by name; past it they are only counted.
+const maxUnknownNames = 4096
+
+// Options configure NewWithOptions. The zero value is the default.
+type Options struct {
+	// Logger receives one warning per block name the collision data does
+	// not know (the first time the name is classified). Default: none.
+	Logger *slog.Logger
 }
 
 // New compiles rules. It returns the errors Validate reports.
-func New(rules Rules) (*Checker, error) {
+func New(rules Rules) (*Checker, error) { return NewWithOptions(rules, Options{}) }
+
+// NewWithOptions is New with options.
+func NewWithOptions(rules Rules, opts Options) (*Checker, error) {
 	c, err := rules.compile()
 	if err != nil {
 		return nil, err
 	}
-	k := &Checker{c: c}
-	k.blocks.Store(&[]Class{})
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	k := &Checker{c: c, log: log, unknown: map[string]struct{}{}}
+	k.blocks = make([]atomic.Pointer[[]Class], len(blockdata.Tables()))
+	k.floors = make([]atomic.Pointer[[]uint8], len(blockdata.Tables()))
+	for i := range k.blocks {
+		k.blocks[i].Store(&[]Class{})
+		k.floors[i].Store(&[]uint8{})
+	}
 	k.biomes.Store(&[]bool{})
-	k.growBlocks()
 	k.growBiomes()
 	return k, nil
 }
 
-// Classify returns what the rules make of block id.
-func (k *Checker) Classify(id world.BlockID) Class {
-	if t := *k.blocks.Load(); int(id) < len(t) {
-		return t[id]
-	}
-	return k.classifySlow(id)
+// UnknownStats count the blocks a Checker found that the collision data
+// does not know.
+type UnknownStats struct {
+	// Names is the number of distinct unknown block states classified.
+	Names int64 `json:"names"`
+	// Rejections counts the columns screened out because their ground
+	// was unknown.
+	Rejections uint64 `json:"rejections"`
 }
 
-func (k *Checker) classifySlow(id world.BlockID) Class {
-	k.growBlocks()
-	if t := *k.blocks.Load(); int(id) < len(t) {
-		return t[id]
+// Unknown returns the unknown-block counters.
+func (k *Checker) Unknown() UnknownStats {
+	return UnknownStats{Names: k.unknownNames.Load(), Rejections: k.unknownRejects.Load()}
+}
+
+// Classify returns what the rules make of block id under the newest
+// collision data (the procedural world's, and any source that does not
+// say which version saved its chunks).
+func (k *Checker) Classify(id world.BlockID) Class { return k.ClassifyIn(nil, id) }
+
+// ClassifyIn returns what the rules make of block id under the collision
+// data of table t (nil: the newest).
+func (k *Checker) ClassifyIn(t *blockdata.Table, id world.BlockID) Class {
+	if t == nil {
+		t = blockdata.Newest()
+	}
+	if b := *k.blocks[t.Index()].Load(); int(id) < len(b) {
+		return b[id]
+	}
+	return k.classifySlow(t, id)
+}
+
+func (k *Checker) classifySlow(t *blockdata.Table, id world.BlockID) Class {
+	k.growBlocks(t)
+	if b := *k.blocks[t.Index()].Load(); int(id) < len(b) {
+		return b[id]
 	}
 	// An ID the interner never handed out: the world has no such block.
-	// Classify its (empty) name, which no rule matches.
-	return k.classifyName("")
+	// Classify its (empty) name, which nothing knows.
+	return UnknownUnsafe
 }
 
-// growBlocks extends the block table to every ID interned so far.
-func (k *Checker) growBlocks() {
+// growBlocks extends the block table of t to every ID interned so far.
+func (k *Checker) growBlocks(t *blockdata.Table) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	old := *k.blocks.Load()
+	p := &k.blocks[t.Index()]
+	old := *p.Load()
 	n := world.Blocks.Len()
 	if n <= len(old) {
 		return
 	}
-	t := make([]Class, n)
-	copy(t, old)
+	b := make([]Class, n)
+	copy(b, old)
+	f := make([]uint8, n)
+	copy(f, *k.floors[t.Index()].Load())
 	for id := len(old); id < n; id++ {
 		if world.BlockID(id).IsAir() {
-			t[id] = AirLike
+			b[id] = AirLike
 			continue
 		}
-		t[id] = k.classifyName(world.Blocks.Name(uint32(id)))
+		name := world.Blocks.Name(uint32(id))
+		b[id] = k.classifyNameLocked(t, name)
+		if b[id] == Ground {
+			f[id] = 16 // a solid rule, a known namespace: a full block
+			if shape, ok := t.State(name); ok {
+				if h, ok := shape.FloorHeight(); ok {
+					f[id] = uint8(h)
+				}
+			}
+		}
 	}
-	k.blocks.Store(&t)
+	// Floors first: a reader that sees the longer class table finds the
+	// floors it needs.
+	k.floors[t.Index()].Store(&f)
+	p.Store(&b)
 }
 
-// classifyName applies the rules to one block state name. Unsafe wins over
-// air-like, which wins over solid.
-func (k *Checker) classifyName(name string) Class {
+// StandY returns the height at which a player landing at y (the block the
+// feet occupy, as Result.Y) in local column (x, z) of chunk c stands: y
+// itself above a full block, less above a lower top face (y-0.5 above a
+// bottom slab, y-0.0625 above farmland or a dirt path, y-0.9375 above a
+// carpet). It reads the ground from the column summary, or from block data
+// when the landing is not on the column's top; when neither tells, or the
+// ground is not ground, it returns y.
+func (k *Checker) StandY(c *world.Chunk, x, y, z int) float64 {
+	if c == nil || uint(x) >= world.ChunkSize || uint(z) >= world.ChunkSize {
+		return float64(y)
+	}
+	var g world.BlockID
+	switch col := c.Column(x, z); {
+	case int(col.Top) == y-1:
+		g = col.Ground
+	case c.Blocks != nil:
+		g = c.Blocks.Block(x, y-1, z)
+	default:
+		return float64(y)
+	}
+	t := c.Data
+	if t == nil {
+		t = blockdata.Newest()
+	}
+	if k.ClassifyIn(t, g) != Ground {
+		return float64(y)
+	}
+	if f := *k.floors[t.Index()].Load(); int(g) < len(f) && f[g] > 0 {
+		return float64(y-1) + float64(f[g])/16
+	}
+	return float64(y)
+}
+
+// classifyNameLocked applies the rules and the collision data of t to one
+// block state name, in this order: the hazards and the unsafe list, the
+// solid list, the air-like list, then the collision data; a name the data
+// does not know is solid ground only when its namespace is known or
+// UnknownBlocks is "solid", and otherwise fails closed. k.mu is held.
+func (k *Checker) classifyNameLocked(t *blockdata.Table, name string) Class {
 	st := parseState(name)
 	match := func(ms []*Matcher) bool {
 		return slices.ContainsFunc(ms, func(m *Matcher) bool { return m.matchState(st) })
 	}
 	switch {
-	case match(k.c.unsafe):
+	case match(k.c.hazards), match(k.c.unsafe), world.IsFluidName(name):
 		return Unsafe
+	case match(k.c.solid):
+		return Ground
 	case match(k.c.airLike):
 		return AirLike
-	case match(k.c.solid), k.c.knownNS[st.ns], !k.c.unknownUnsafe:
+	}
+	if shape, ok := t.State(name); ok {
+		switch {
+		case shape.Passable():
+			return AirLike
+		case shape.FullCube():
+			return Ground
+		}
+		if _, ok := shape.FloorHeight(); ok {
+			return Ground
+		}
+		return Obstacle
+	}
+	if k.c.knownNS[st.ns] || !k.c.unknownUnsafe {
 		return Ground
 	}
+	k.noteUnknownLocked(t, name)
 	return UnknownUnsafe
+}
+
+// noteUnknownLocked counts an unknown block name and warns about it the
+// first time. k.mu is held.
+func (k *Checker) noteUnknownLocked(t *blockdata.Table, name string) {
+	if _, seen := k.unknown[name]; seen {
+		return
+	}
+	k.unknownNames.Add(1)
+	if len(k.unknown) >= maxUnknownNames {
+		return
+	}
+	k.unknown[name] = struct{}{}
+	k.log.Warn("safety: block unknown to the collision data is not landed on",
+		"block", name, "data", t.Name(), "hint", "list it under safety.solid or safety.air_like if players can stand on or in it")
 }
 
 // BiomeAllowed reports whether the rules allow biome id.
@@ -305,6 +456,7 @@ func (k *Checker) CheckColumn(c *world.Chunk, x, z int) (Result, bool) {
 		r.Reason = OutsideChunk
 		return r, false
 	}
+	t := c.Data
 	col := c.Column(x, z)
 	r.Biome = col.Biome
 	if b := k.c.border; b != nil {
@@ -326,16 +478,16 @@ func (k *Checker) CheckColumn(c *world.Chunk, x, z int) (Result, bool) {
 			return r, false
 		}
 		r.Y, r.Ground = int(col.Top)+1, col.Ground
-		r.Reason = k.surface(c, col, x, z, lo, hi)
+		r.Reason = k.surface(t, c, col, x, z, lo, hi)
 	case stratFixed:
 		r.Y = k.c.fixedY
-		r.Ground, r.Reason = k.fixed(c, col, x, z, lo, hi)
+		r.Ground, r.Reason = k.fixed(t, c, col, x, z, lo, hi)
 	default:
 		if c.Blocks == nil {
 			r.Reason = NoBlockData
 			return r, false
 		}
-		r.Y, r.Ground, r.Reason = k.search(c.Blocks, x, z, lo, hi)
+		r.Y, r.Ground, r.Reason = k.search(t, c.Blocks, x, z, lo, hi)
 	}
 	return r, r.Reason == Accepted
 }
@@ -354,7 +506,7 @@ func groundReason(cls Class) Reason {
 	switch cls {
 	case Ground:
 		return Accepted
-	case AirLike:
+	case AirLike, Obstacle:
 		return GroundNotSolid
 	case UnknownUnsafe:
 		return GroundUnknown
@@ -363,7 +515,7 @@ func groundReason(cls Class) Reason {
 }
 
 // surface checks the column summary: the top block is the ground.
-func (k *Checker) surface(c *world.Chunk, col *world.Column, x, z, lo, hi int) Reason {
+func (k *Checker) surface(t *blockdata.Table, c *world.Chunk, col *world.Column, x, z, lo, hi int) Reason {
 	y := int(col.Top) + 1
 	switch {
 	case y < lo:
@@ -371,18 +523,18 @@ func (k *Checker) surface(c *world.Chunk, col *world.Column, x, z, lo, hi int) R
 	case y > hi:
 		return AboveMaxY
 	}
-	if r := groundReason(k.Classify(col.Ground)); r != Accepted {
+	if r := groundReason(k.ClassifyIn(t, col.Ground)); r != Accepted {
 		return r
 	}
-	return k.headroomFromSummary(c, col, x, z, y)
+	return k.headroomFromSummary(t, c, col, x, z, y)
 }
 
 // headroomFromSummary checks the headroom above the summary's top block,
 // reading block data beyond the two blocks the summary keeps.
-func (k *Checker) headroomFromSummary(c *world.Chunk, col *world.Column, x, z, y int) Reason {
+func (k *Checker) headroomFromSummary(t *blockdata.Table, c *world.Chunk, col *world.Column, x, z, y int) Reason {
 	h := k.c.headroom
 	for i := range min(h, len(col.Above)) {
-		if k.Classify(col.Above[i]) != AirLike {
+		if k.ClassifyIn(t, col.Above[i]) != AirLike {
 			return NoHeadroom
 		}
 	}
@@ -391,7 +543,7 @@ func (k *Checker) headroomFromSummary(c *world.Chunk, col *world.Column, x, z, y
 			return NoBlockData
 		}
 		for i := len(col.Above); i < h; i++ {
-			if k.Classify(c.Blocks.Block(x, y+i, z)) != AirLike {
+			if k.ClassifyIn(t, c.Blocks.Block(x, y+i, z)) != AirLike {
 				return NoHeadroom
 			}
 		}
@@ -400,7 +552,7 @@ func (k *Checker) headroomFromSummary(c *world.Chunk, col *world.Column, x, z, y
 }
 
 // fixed checks the landing at the fixed y.
-func (k *Checker) fixed(c *world.Chunk, col *world.Column, x, z, lo, hi int) (world.BlockID, Reason) {
+func (k *Checker) fixed(t *blockdata.Table, c *world.Chunk, col *world.Column, x, z, lo, hi int) (world.BlockID, Reason) {
 	y := k.c.fixedY
 	switch {
 	case y < lo:
@@ -410,10 +562,10 @@ func (k *Checker) fixed(c *world.Chunk, col *world.Column, x, z, lo, hi int) (wo
 	}
 	if c.Blocks != nil {
 		g := c.Blocks.Block(x, y-1, z)
-		if r := groundReason(k.Classify(g)); r != Accepted {
+		if r := groundReason(k.ClassifyIn(t, g)); r != Accepted {
 			return g, r
 		}
-		return g, k.headroomAt(c.Blocks, x, y, z)
+		return g, k.headroomAt(t, c.Blocks, x, y, z)
 	}
 	// Summary only: it knows the ground at the top, and that everything
 	// above the top is air.
@@ -421,18 +573,18 @@ func (k *Checker) fixed(c *world.Chunk, col *world.Column, x, z, lo, hi int) (wo
 	case col.Top == world.NoTop || top < y-1:
 		return world.Air, GroundNotSolid
 	case top == y-1:
-		if r := groundReason(k.Classify(col.Ground)); r != Accepted {
+		if r := groundReason(k.ClassifyIn(t, col.Ground)); r != Accepted {
 			return col.Ground, r
 		}
-		return col.Ground, k.headroomFromSummary(c, col, x, z, y)
+		return col.Ground, k.headroomFromSummary(t, c, col, x, z, y)
 	}
 	return 0, NoBlockData
 }
 
 // headroomAt reports whether the headroom from y up is air-like.
-func (k *Checker) headroomAt(br world.BlockReader, x, y, z int) Reason {
+func (k *Checker) headroomAt(t *blockdata.Table, br world.BlockReader, x, y, z int) Reason {
 	for i := range k.c.headroom {
-		if k.Classify(br.Block(x, y+i, z)) != AirLike {
+		if k.ClassifyIn(t, br.Block(x, y+i, z)) != AirLike {
 			return NoHeadroom
 		}
 	}
@@ -441,7 +593,7 @@ func (k *Checker) headroomAt(br world.BlockReader, x, y, z int) Reason {
 
 // search runs the linear or jump strategy over block data for a landing y
 // in [lo, hi].
-func (k *Checker) search(br world.BlockReader, x, z, lo, hi int) (int, world.BlockID, Reason) {
+func (k *Checker) search(t *blockdata.Table, br world.BlockReader, x, z, lo, hi int) (int, world.BlockID, Reason) {
 	if lo > hi {
 		return 0, 0, NoSafeY
 	}
@@ -456,13 +608,13 @@ func (k *Checker) search(br world.BlockReader, x, z, lo, hi int) (int, world.Blo
 	var ok bool
 	switch {
 	case k.c.strategy == stratLinear && k.c.down:
-		y, ok = k.scanDown(br, x, z, lo, min(start, hi))
+		y, ok = k.scanDown(t, br, x, z, lo, min(start, hi))
 	case k.c.strategy == stratLinear:
-		y, ok = k.scanUp(br, x, z, max(start, lo), hi)
+		y, ok = k.scanUp(t, br, x, z, max(start, lo), hi)
 	case k.c.down:
-		y, ok = k.jumpDown(br, x, z, lo, min(start, hi))
+		y, ok = k.jumpDown(t, br, x, z, lo, min(start, hi))
 	default:
-		y, ok = k.jumpUp(br, x, z, max(start, lo), hi)
+		y, ok = k.jumpUp(t, br, x, z, max(start, lo), hi)
 	}
 	if !ok {
 		return 0, 0, NoSafeY
@@ -473,14 +625,14 @@ func (k *Checker) search(br world.BlockReader, x, z, lo, hi int) (int, world.Blo
 // scanDown returns the highest landing y in [lo, hi] with ground below and
 // headroom above, reading each block once from the top of the headroom of
 // hi down to the ground of lo.
-func (k *Checker) scanDown(br world.BlockReader, x, z, lo, hi int) (int, bool) {
+func (k *Checker) scanDown(t *blockdata.Table, br world.BlockReader, x, z, lo, hi int) (int, bool) {
 	if lo > hi {
 		return 0, false
 	}
 	h := k.c.headroom
 	run := 0 // consecutive air-like blocks just above the current one
 	for g := hi + h - 1; g >= lo-1; g-- {
-		switch cls := k.Classify(br.Block(x, g, z)); {
+		switch cls := k.ClassifyIn(t, br.Block(x, g, z)); {
 		case cls == AirLike:
 			run++
 			continue
@@ -494,7 +646,7 @@ func (k *Checker) scanDown(br world.BlockReader, x, z, lo, hi int) (int, bool) {
 
 // scanUp returns the lowest landing y in [lo, hi], reading each block once
 // from the ground of lo upwards.
-func (k *Checker) scanUp(br world.BlockReader, x, z, lo, hi int) (int, bool) {
+func (k *Checker) scanUp(t *blockdata.Table, br world.BlockReader, x, z, lo, hi int) (int, bool) {
 	if lo > hi {
 		return 0, false
 	}
@@ -502,7 +654,7 @@ func (k *Checker) scanUp(br world.BlockReader, x, z, lo, hi int) (int, bool) {
 	ground := false // the block below the current air run is ground
 	run := 0
 	for y := lo - 1; y <= hi+h-1; y++ {
-		cls := k.Classify(br.Block(x, y, z))
+		cls := k.ClassifyIn(t, br.Block(x, y, z))
 		if cls != AirLike {
 			ground, run = cls == Ground, 0
 			continue
@@ -520,19 +672,19 @@ func (k *Checker) scanUp(br world.BlockReader, x, z, lo, hi int) (int, bool) {
 
 // jumpDown probes every step blocks down from hi and scans linearly only
 // the spans where a probe in free space sits above one that is not.
-func (k *Checker) jumpDown(br world.BlockReader, x, z, lo, hi int) (int, bool) {
+func (k *Checker) jumpDown(t *blockdata.Table, br world.BlockReader, x, z, lo, hi int) (int, bool) {
 	if lo > hi {
 		return 0, false
 	}
 	step := min(k.c.step, hi-lo+2) // a longer step skips nothing more, and could overflow
-	prev, prevAir := hi, k.Classify(br.Block(x, hi, z)) == AirLike
+	prev, prevAir := hi, k.ClassifyIn(t, br.Block(x, hi, z)) == AirLike
 	for {
 		p := max(prev-step, lo-1)
-		air := k.Classify(br.Block(x, p, z)) == AirLike
+		air := k.ClassifyIn(t, br.Block(x, p, z)) == AirLike
 		if prevAir && !air {
 			// Free space at prev, something at p: the ground lies in
 			// [p, prev), so the landing in [p+1, prev].
-			if y, ok := k.scanDown(br, x, z, max(p+1, lo), prev); ok {
+			if y, ok := k.scanDown(t, br, x, z, max(p+1, lo), prev); ok {
 				return y, true
 			}
 		}
@@ -545,20 +697,20 @@ func (k *Checker) jumpDown(br world.BlockReader, x, z, lo, hi int) (int, bool) {
 
 // jumpUp probes every step blocks up from lo and scans linearly only the
 // spans where a probe that is not free space sits below one that is.
-func (k *Checker) jumpUp(br world.BlockReader, x, z, lo, hi int) (int, bool) {
+func (k *Checker) jumpUp(t *blockdata.Table, br world.BlockReader, x, z, lo, hi int) (int, bool) {
 	if lo > hi {
 		return 0, false
 	}
 	step := min(k.c.step, hi-lo+2) // a longer step skips nothing more, and could overflow
 	prev := lo - 1                 // the lowest possible ground
-	prevAir := k.Classify(br.Block(x, prev, z)) == AirLike
+	prevAir := k.ClassifyIn(t, br.Block(x, prev, z)) == AirLike
 	for {
 		p := min(prev+step, hi)
-		air := k.Classify(br.Block(x, p, z)) == AirLike
+		air := k.ClassifyIn(t, br.Block(x, p, z)) == AirLike
 		if !prevAir && air {
 			// Something at prev, free space at p: the ground lies in
 			// [prev, p), so the landing in [prev+1, p].
-			if y, ok := k.scanUp(br, x, z, max(prev+1, lo), p); ok {
+			if y, ok := k.scanUp(t, br, x, z, max(prev+1, lo), p); ok {
 				return y, true
 			}
 		}
@@ -569,52 +721,73 @@ func (k *Checker) jumpUp(br world.BlockReader, x, z, lo, hi int) (int, bool) {
 	}
 }
 
-// screenOrder lists the 256 columns of a chunk nearest the center first
-// (ties by z, then x), as z*16 + x.
-var screenOrder = func() [world.ChunkSize * world.ChunkSize]uint8 {
-	var o [world.ChunkSize * world.ChunkSize]uint8
-	for i := range o {
-		o[i] = uint8(i)
-	}
-	d := func(i uint8) int {
-		x, z := 2*int(i%world.ChunkSize)-15, 2*int(i/world.ChunkSize)-15
-		return x*x + z*z
-	}
-	slices.SortStableFunc(o[:], func(a, b uint8) int { return d(a) - d(b) })
-	return o
-}()
-
 // Screen picks a safe column of c from its column summaries alone, for the
-// cold stage: no reservation, no I/O. Columns are tried nearest the chunk's
-// center first, in a fixed order, so the answer is deterministic. It
-// returns the chunk-local column and landing y, or ok false and the cause
-// that rejected the most columns (ties go to the lower cause).
+// cold stage: no reservation, no I/O. It is ScreenExcept with no column
+// excluded and the process's random source.
+func (k *Checker) Screen(c *world.Chunk) (x, z, y int, cause memory.Cause, ok bool) {
+	return k.ScreenExcept(c, nil, nil)
+}
+
+// ScreenExcept picks a column of c uniformly at random among all its safe
+// columns, from the column summaries alone (no reservation, no I/O), so
+// that places spread over the whole chunk and a chunk drawn again yields
+// another column. Columns for which skip reports true (places too close
+// to one handed out) are not candidates; skip may be nil. rng draws the
+// pick; nil uses the process's random source. It returns the chunk-local
+// column and landing y, or ok false and the cause that rejected the most
+// columns (ties go to the lower cause; skipped columns count as
+// memory.CauseUniquePlacement).
 //
 // When the rules need block data the chunk lacks (a strategy other than
 // surface, or headroom above two blocks), the y cannot be decided from
-// summaries: Screen then returns the first column that passes what the
-// summary can tell (the border, the biome, and for surface the ground),
-// with y the surface's or the search's start (unverified). A prefilter must not reject what it
-// cannot judge, since its rejections are remembered; the check on the
-// resident chunk decides.
-func (k *Checker) Screen(c *world.Chunk) (x, z, y int, cause memory.Cause, ok bool) {
+// summaries: the candidates are then the columns that pass what the
+// summary can tell (the border, the biome), with y the surface's or the
+// search's start (unverified). A prefilter must not reject what it cannot
+// judge, since its rejections are remembered; the check on the resident
+// chunk decides.
+func (k *Checker) ScreenExcept(c *world.Chunk, rng *rand.Rand, skip func(x, z int) bool) (x, z, y int, cause memory.Cause, ok bool) {
 	if c == nil {
 		return 0, 0, 0, memory.CauseNullChunk, false
 	}
 	var counts [memory.NumCauses]int
-	for _, i := range screenOrder {
-		x, z := int(i%world.ChunkSize), int(i/world.ChunkSize)
+	var picks [world.ChunkSize * world.ChunkSize]uint8
+	var ys [world.ChunkSize * world.ChunkSize]int
+	n, unknown := 0, 0
+	for i := range world.ChunkSize * world.ChunkSize {
+		x, z := i%world.ChunkSize, i/world.ChunkSize
 		r, ok := k.CheckColumn(c, x, z)
-		if ok {
-			return x, z, r.Y, 0, true
-		}
-		if r.Reason == NoBlockData {
+		if !ok && r.Reason == NoBlockData {
 			if k.c.strategy == stratLinear || k.c.strategy == stratJump {
 				r.Y = k.nominalY(c)
 			}
-			return x, z, r.Y, 0, true
+			ok = true
+		}
+		if ok && skip != nil && skip(x, z) {
+			counts[memory.CauseUniquePlacement]++
+			continue
+		}
+		if ok {
+			picks[n], ys[n] = uint8(i), r.Y
+			n++
+			continue
+		}
+		if r.Reason == GroundUnknown {
+			unknown++
 		}
 		counts[r.Cause()]++
+	}
+	if unknown > 0 {
+		k.unknownRejects.Add(uint64(unknown))
+	}
+	if n > 0 {
+		var j int
+		if rng != nil {
+			j = rng.IntN(n)
+		} else {
+			j = rand.IntN(n)
+		}
+		i := int(picks[j])
+		return i % world.ChunkSize, i / world.ChunkSize, ys[j], 0, true
 	}
 	best := 0
 	for i, n := range counts {

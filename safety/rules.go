@@ -11,26 +11,32 @@ import (
 //
 // Rules is a plain value: copy it freely. Compile it with New.
 type Rules struct {
-	// Unsafe blocks are never landed on nor in. Default: ["#unsafe"]
-	// (fluids, fire, magma, cactus, powder snow, sweet berry bushes,
-	// wither roses, pointed dripstone, leaves and waterlogged blocks). A
-	// non-nil list replaces the default; include "#unsafe" to extend it.
+	// Unsafe blocks are never landed on nor in, on top of the hazards,
+	// which no rule can make safe (#hazards: fluids, waterlogged blocks,
+	// fire, campfires, portals, magma, cactus, powder snow, sweet berry
+	// bushes, wither roses, pointed dripstone, cobwebs). Default:
+	// ["#unsafe"] (the hazards, leaves and barriers). A non-nil list
+	// replaces the default: [] lets players land on leaves and barriers.
 	Unsafe []string `yaml:"unsafe,omitempty"`
-	// AirLike blocks are free space a player can stand in: the headroom
-	// above the ground must be air-like, and the ground must not be.
-	// Default: ["#air_like"] (the air blocks, grass, ferns, flowers,
-	// saplings, small mushrooms, vines, light). The air blocks are always
-	// air-like, whatever this says. Unsafe wins over AirLike.
+	// AirLike blocks are free space a player can stand in, whatever the
+	// collision data says: for blocks of mods, which the data does not
+	// know. Blocks the data knows are free space when they have no
+	// collision (air, grass, flowers, signs, banners, pressure plates,
+	// torches...). Default: none. Unsafe wins over AirLike.
 	AirLike []string `yaml:"air_like,omitempty"`
-	// Solid blocks are safe ground even when UnknownBlocks is "unsafe".
-	// Default: none.
+	// Solid blocks are safe ground, whatever the collision data says:
+	// for blocks of mods, which the data does not know. Default: none.
+	// Unsafe wins over Solid, which wins over AirLike.
 	Solid []string `yaml:"solid,omitempty"`
-	// UnknownBlocks says what a block outside the known namespaces that no
-	// rule matches is: "solid" (safe ground) or "unsafe". Default: "solid".
+	// UnknownBlocks says what a block that the collision data does not
+	// know, and that no rule and no KnownNamespaces entry matches, is:
+	// "unsafe" (the default: never ground, never free space; such names
+	// are counted and logged once) or "solid" (safe ground: only for a
+	// server whose mods add nothing a player falls through).
 	UnknownBlocks string `yaml:"unknown_blocks,omitempty"`
-	// KnownNamespaces are the namespaces whose unmatched blocks are solid
-	// ground whatever UnknownBlocks says. minecraft is always known.
-	// Default: none besides minecraft.
+	// KnownNamespaces are mod namespaces whose blocks are solid ground
+	// when no rule matches them. The minecraft namespace is never listed:
+	// its blocks come from the collision data. Default: none.
 	KnownNamespaces []string `yaml:"known_namespaces,omitempty"`
 	// Headroom is how many air-like blocks the landing needs above the
 	// ground, 1 to 16. Default (0): 2. The column summary knows two; more
@@ -126,8 +132,7 @@ func (b *Border) Contains(x, z int64) bool {
 func Default() Rules {
 	return Rules{
 		Unsafe:        []string{"#unsafe"},
-		AirLike:       []string{"#air_like"},
-		UnknownBlocks: "solid",
+		UnknownBlocks: "unsafe",
 		Headroom:      DefaultHeadroom,
 		Vertical:      Vertical{Strategy: Surface},
 	}
@@ -167,6 +172,7 @@ func (r *Rules) Validate() error {
 
 // compiled is the checked, defaulted form of Rules.
 type compiled struct {
+	hazards                []*Matcher // #hazards: never ground, never free space
 	unsafe, airLike, solid []*Matcher
 	biomeAllow, biomeDeny  []*Matcher
 	knownNS                map[string]bool
@@ -191,7 +197,7 @@ const (
 
 func (r *Rules) compile() (*compiled, error) {
 	var errs []error
-	c := &compiled{knownNS: map[string]bool{DefaultNamespace: true}}
+	c := &compiled{knownNS: map[string]bool{}, unknownUnsafe: true}
 	list := func(field string, rules []string, def []string, parse func(string) (*Matcher, error)) []*Matcher {
 		if rules == nil {
 			rules = def
@@ -210,15 +216,16 @@ func (r *Rules) compile() (*compiled, error) {
 		return out
 	}
 	c.unsafe = list("unsafe", r.Unsafe, []string{"#unsafe"}, ParseMatcher)
-	c.airLike = list("air_like", r.AirLike, []string{"#air_like"}, ParseMatcher)
+	c.hazards = list("hazards", nil, []string{"#hazards"}, ParseMatcher)
+	c.airLike = list("air_like", r.AirLike, nil, ParseMatcher)
 	c.solid = list("solid", r.Solid, nil, ParseMatcher)
 	c.biomeAllow = list("biomes.allow", r.Biomes.Allow, nil, ParseBiomeMatcher)
 	c.biomeDeny = list("biomes.deny", r.Biomes.Deny, nil, ParseBiomeMatcher)
 
 	switch r.UnknownBlocks {
-	case "", "solid":
-	case "unsafe":
-		c.unknownUnsafe = true
+	case "", "unsafe":
+	case "solid":
+		c.unknownUnsafe = false
 	default:
 		errs = append(errs, fmt.Errorf("safety: unknown_blocks %q: want solid or unsafe", r.UnknownBlocks))
 	}

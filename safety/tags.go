@@ -12,19 +12,24 @@ var blockTags = map[string][]string{
 	// Blocks a player can neither stand on nor be hurt by.
 	"air": {"air", "cave_air", "void_air"},
 	// Water and what only grows in it.
-	"water":  {"water", "bubble_column", "kelp", "kelp_plant", "seagrass", "tall_seagrass"},
-	"lava":   {"lava"},
+	"water":  {"water", "flowing_water", "bubble_column", "kelp", "kelp_plant", "seagrass", "tall_seagrass"},
+	"lava":   {"lava", "flowing_lava"},
 	"fluids": {"#water", "#lava"},
-	// Blocks that burn whoever stands in or on them.
-	"fire":   {"fire", "soul_fire", "campfire[lit=true]", "soul_campfire[lit=true]"},
-	"leaves": {"*_leaves"},
-	// Blocks that hurt, trap or drop a player, besides fire and fluids.
-	"hazards": {
-		"magma_block", "cactus", "powder_snow", "sweet_berry_bush", "wither_rose",
-		"pointed_dripstone",
-	},
+	// Blocks that burn whoever stands in or on them. Every campfire
+	// counts, lit or not: an unlit one is a spark away from burning.
+	"fire":    {"fire", "soul_fire", "campfire", "soul_campfire"},
+	"portals": {"nether_portal", "end_portal", "end_gateway"},
+	"leaves":  {"*_leaves"},
 	// Any waterlogged block, in any namespace.
 	"waterlogged": {"*:*[waterlogged=true]"},
+	// Blocks that hurt, trap, move or drop a player: never ground and
+	// never where the feet or head go, whatever the rules say (see
+	// Rules.Unsafe).
+	"hazards": {
+		"#fluids", "#fire", "#portals", "#waterlogged",
+		"magma_block", "cactus", "powder_snow", "sweet_berry_bush", "wither_rose",
+		"pointed_dripstone", "cobweb",
+	},
 	// Flowers a player can stand in.
 	"flowers": {
 		"dandelion", "poppy", "blue_orchid", "allium", "azure_bluet", "*_tulip", "oxeye_daisy",
@@ -36,9 +41,12 @@ var blockTags = map[string][]string{
 		"short_grass", "grass", "tall_grass", "fern", "large_fern", "dead_bush", "*_sapling",
 		"brown_mushroom", "red_mushroom", "vine", "glow_lichen", "#flowers",
 	},
-	// The default unsafe set: Rules.Unsafe when unset.
-	"unsafe": {"#fluids", "#fire", "#hazards", "#leaves", "#waterlogged"},
-	// The default air-like set: Rules.AirLike when unset.
+	// The default unsafe set (Rules.Unsafe when unset): the hazards, and
+	// blocks a player could stand on but should not land on by default.
+	"unsafe": {"#hazards", "#leaves", "barrier"},
+	// Names that are free space for the rules' air_like list. Collision
+	// data already makes these free space; the tag is for lists of
+	// blocks the data does not know (mods).
 	"air_like": {"#air", "#plants", "light"},
 }
 

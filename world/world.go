@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/world/blockdata"
 )
 
 // Interner maps names to small integers and back. IDs are dense, start at
@@ -128,7 +129,7 @@ func IsFluid(b BlockID) bool {
 	}
 	if t[b] == 0 {
 		t[b] = 1
-		if fluidName(b.String()) {
+		if IsFluidName(b.String()) {
 			t[b] = 2
 		}
 	}
@@ -145,7 +146,9 @@ var (
 	}()
 )
 
-func fluidName(state string) bool {
+// IsFluidName reports whether a block state name (see BlockID) is a fluid
+// or holds one, as IsFluid does for an interned ID.
+func IsFluidName(state string) bool {
 	name, props, _ := strings.Cut(state, "[")
 	switch name {
 	case "minecraft:water", "minecraft:lava", "minecraft:flowing_water", "minecraft:flowing_lava",
@@ -193,6 +196,10 @@ type Chunk struct {
 	// Blocks gives any block of the chunk, or is nil when the source keeps
 	// only column summaries.
 	Blocks BlockReader
+	// Data is the block collision data of the game version that saved the
+	// chunk, or nil for the newest (sources without versions, such as the
+	// procedural world).
+	Data *blockdata.Table
 }
 
 // Column returns the summary of local column (x, z), 0 <= x, z < 16.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/world"
+	"github.com/rtpengine/rtp/world/blockdata"
 )
 
 // Data versions where the chunk layout changed.
@@ -98,6 +99,9 @@ func (d *decoder) decode(b []byte, opts DecodeOptions) (*world.Chunk, Info, erro
 		return nil, info, err
 	}
 	ch := &world.Chunk{Pos: info.Pos, MinY: int32(d.minY), MaxY: int32(d.maxY)}
+	// Chunks saved before 1.9 have no DataVersion: ForDataVersion(0) is
+	// the 1.8 data.
+	ch.Data = blockdata.ForDataVersion(d.dataVersion)
 	if err := d.columns(ch); err != nil {
 		return nil, info, err
 	}

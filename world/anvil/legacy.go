@@ -2,6 +2,7 @@ package anvil
 
 import (
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/rtpengine/rtp/world"
@@ -102,8 +103,23 @@ var legacyVariants = map[int][]string{
 // others hold orientation, decay or growth).
 var legacyVariantMask = map[int]int{1: 15, 3: 15, 12: 15, 17: 3, 18: 3, 31: 15, 38: 15, 161: 1, 162: 1, 175: 7}
 
-// legacyStateName names numeric block id (0..4095) with metadata meta.
+// legacyStateName names numeric block id (0..4095) with metadata meta: the
+// flattened name (legacyBaseName), so that rules written for 1.13 and later
+// apply, with the numeric state in two properties, legacy_data and
+// legacy_id, so that the collision data of the version that saved the
+// chunk is looked up by the exact state ("minecraft:stone_slab[legacy_data=8,legacy_id=44]"
+// is an upper slab; see blockdata.Table.State).
 func legacyStateName(id, meta int) string {
+	name := legacyBaseName(id, meta)
+	tail := "legacy_data=" + strconv.Itoa(meta) + ",legacy_id=" + strconv.Itoa(id) + "]"
+	if base, ok := strings.CutSuffix(name, "]"); ok {
+		return base + "," + tail
+	}
+	return name + "[" + tail
+}
+
+// legacyBaseName is the 1.13 name of numeric block id with metadata meta.
+func legacyBaseName(id, meta int) string {
 	if id == 78 { // snow layer: depth is in the metadata
 		return "minecraft:snow[layers=" + strconv.Itoa(meta&7+1) + "]"
 	}
