@@ -212,10 +212,16 @@ func TestDecodeLegacy(t *testing.T) {
 	}
 	col := ch.Column(0, 0)
 	// The snow layer (78) does not block movement: the top is the grass.
-	if col.Top != 4 || col.Ground.String() != "minecraft:grass_block" || col.Above[0].String() != "minecraft:snow[layers=3]" || col.Biome.String() != "minecraft:legacy_biome_200" {
+	// Numeric states keep their id and data value (see legacyStateName).
+	if col.Top != 4 || col.Ground.String() != "minecraft:grass_block[legacy_data=0,legacy_id=2]" ||
+		col.Above[0].String() != "minecraft:snow[layers=3,legacy_data=2,legacy_id=78]" || col.Biome.String() != "minecraft:legacy_biome_200" {
 		t.Errorf("column = top %d ground %s above %s biome %s", col.Top, col.Ground, col.Above[0], col.Biome)
 	}
-	for y, want := range []string{"minecraft:bedrock", "minecraft:andesite", "minecraft:legacy_300", "minecraft:podzol", "minecraft:grass_block"} {
+	for y, want := range []string{
+		"minecraft:bedrock[legacy_data=0,legacy_id=7]", "minecraft:andesite[legacy_data=5,legacy_id=1]",
+		"minecraft:legacy_300[legacy_data=0,legacy_id=300]", "minecraft:podzol[legacy_data=2,legacy_id=3]",
+		"minecraft:grass_block[legacy_data=0,legacy_id=2]",
+	} {
 		if got := ch.Blocks.Block(3, y, 9).String(); got != want {
 			t.Errorf("block y %d = %s, want %s", y, got, want)
 		}

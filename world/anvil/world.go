@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -76,6 +77,11 @@ type Options struct {
 	// MaxChunkBytes caps a chunk's size, compressed or decompressed.
 	// Default DefaultMaxChunkBytes (16 MiB).
 	MaxChunkBytes int
+	// Logger receives one warning per damaged chunk (one whose read fails
+	// on corrupt data after its retries), naming its file, until Poll
+	// reports the chunk changed; at most 10 a minute, then one line
+	// counting those held back. Default: nothing is logged.
+	Logger *slog.Logger
 }
 
 // Validate reports every problem with o.
@@ -103,6 +109,9 @@ var ErrClosed = errors.New("anvil: world closed")
 // implements world.Source: Load decodes a chunk's column summaries (and,
 // where configured, its blocks) on the calling goroutine.
 //
+// While a game server writes the save, Poll reports the chunks that
+// changed on disk, and a chunk caught mid-write is read again.
+//
 // A World is safe for concurrent use. Every file it opens is resolved
 // inside the save folder (os.Root): neither names nor symbolic links lead
 // out of it. Create one with Open; the zero value is not usable.
@@ -116,6 +125,9 @@ type World struct {
 	level  Level
 	files  *fileCache
 	bufs   sync.Pool // *buffers
+
+	watch  watcher // Poll's state (watch.go)
+	health health  // retries, read errors, damage warnings (damage.go)
 }
 
 type buffers struct{ raw, nbt []byte }
@@ -146,6 +158,7 @@ func Open(dir string, opts Options) (*World, error) {
 		level:  DefaultLevel(),
 	}
 	w.files = newFileCache(cmp(opts.MaxOpenFiles, 16), w.openRegion)
+	w.health.init(opts.Logger)
 	if err := w.init(opts); err != nil {
 		root.Close()
 		return nil, err
@@ -242,7 +255,11 @@ func (w *World) Close() error {
 // world.ErrUngenerated for a missing region file, an empty slot or an
 // unfinished chunk; ErrCorrupt for malformed data (including a chunk whose
 // own position differs from its slot's); ErrClosed after Close; I/O errors
-// as they come; ctx.Err() unwrapped when ctx has ended.
+// as they come; ctx.Err() unwrapped when ctx has ended. A read that fails
+// on corrupt or cut-short data may have met the game writing the chunk:
+// it is tried twice more after short pauses (5 and 20 ms) before failing.
+// Every other failure to read a chunk out of its open region file holds
+// a *ChunkError naming the file and a short reason.
 func (w *World) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, error) {
 	ch, _, err := w.load(ctx, pos, true)
 	return ch, err
@@ -270,6 +287,7 @@ func (w *World) load(ctx context.Context, pos geom.Chunk, build bool) (*world.Ch
 	h, err := w.files.acquire(pos.Region())
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			w.health.readFine(pos)
 			err = world.ErrUngenerated
 		}
 		return nil, Info{}, &world.PosError{Pos: pos, Err: err}
@@ -280,11 +298,26 @@ func (w *World) load(ctx context.Context, pos geom.Chunk, build bool) (*world.Ch
 		bufs = new(buffers)
 	}
 	defer w.putBuffers(bufs)
-	rf := NewRegionFile(pos.Region(), h.f, -1, w.regFS, w.limit)
+	ch, info, err := w.read(pos, h.f, bufs, build)
+	if err != nil && !errors.Is(err, world.ErrUngenerated) {
+		// A chunk read while the game writes it can be torn: retry reads
+		// it again after a pause or two before calling it damaged.
+		return w.retry(ctx, pos, h.f, bufs, build, err)
+	}
+	w.health.readFine(pos)
+	if err != nil {
+		return nil, info, &world.PosError{Pos: pos, Err: err}
+	}
+	return ch, info, nil
+}
+
+// read reads, decompresses and decodes chunk pos from region file f once.
+func (w *World) read(pos geom.Chunk, f *os.File, bufs *buffers, build bool) (*world.Chunk, Info, error) {
+	rf := NewRegionFile(pos.Region(), f, -1, w.regFS, w.limit)
 	nbt, raw, err := rf.ReadChunk(pos, bufs.raw, bufs.nbt)
 	bufs.raw = raw
 	if err != nil {
-		return nil, Info{}, &world.PosError{Pos: pos, Err: err}
+		return nil, Info{}, err
 	}
 	bufs.nbt = nbt
 	d := decoders.Get().(*decoder)
@@ -298,12 +331,12 @@ func (w *World) load(ctx context.Context, pos geom.Chunk, build bool) (*world.Ch
 	}
 	if err == nil || errors.Is(err, world.ErrUngenerated) {
 		if info.Pos != pos {
-			err = corrupt("slot of %v holds a chunk claiming %v", pos, info.Pos)
+			err = corrupt("slot holds chunk (%d,%d)", info.Pos.X, info.Pos.Z)
 			ch = nil
 		}
 	}
 	if err != nil {
-		return nil, info, &world.PosError{Pos: pos, Err: err}
+		return nil, info, err
 	}
 	return ch, info, nil
 }
