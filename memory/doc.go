@@ -17,15 +17,27 @@
 // (selectable, but remembered) from expiry to expiry+TTL, and forgotten
 // after. A dynamic rejection inside a probation run restores the whole run
 // at once, so a claim that is still there costs one check, not a rescan.
+// The restore refreshes the run's TTL as runs that meet in a rebuild do:
+// it keeps the larger of the run's TTL and the rejection's, both as its
+// stored TTL and for its new active period (expiry now + that TTL), so a
+// long-lived run re-hit by a short-lived verifier keeps its own window.
 //
 // # The TTL of a run
 //
 // The probation window needs each run's TTL. The table keeps it per run (4
 // bytes), so a verifier with its own TTL gets exactly its own window while
-// the process runs. The file format (version 3) stores only the expiry, so
-// on load the TTL is derived from the cause, as the seed specifies: after a
-// restart, a run attributed to a verifier with a custom TTL gets its
-// cause's window for the rest of its probation.
+// the process runs. The file format (versions 3 and 4) stores only the
+// expiry, so on load the TTL is derived from the cause: after a restart, a
+// run attributed to a verifier with a custom TTL gets its cause's window
+// for the rest of its probation.
+//
+// # Files
+//
+// Save writes format version 4 (see file.go): a CRC-32C over the whole file,
+// and the identity of the index space (the shape's description and length,
+// the universe size), so a damaged file is refused as corrupt and a file
+// written for another shape is refused (ShapeMismatchError) instead of
+// marking the wrong chunks. Versions 1 to 3 still load, unchecked.
 //
 // # Concurrency
 //

@@ -37,7 +37,7 @@ type model struct {
 	now        int64
 	active     []mcell
 	prob       []mcell
-	restore    map[int]int64 // probation run id -> new expiry
+	restore    map[int]int64 // probation run id -> new expiry (its TTL is raised in prob)
 	pending    []mmark
 	nextRun    int
 }
@@ -76,8 +76,16 @@ func (m *model) addBad(i int64, c Cause, source string) {
 		exp = m.now + ttl
 	}
 	if exp != 0 && m.prob[i].bad {
+		// Restore with a refreshed TTL: the larger of the run's and the
+		// rejection's becomes the run's TTL and sets its new expiry.
 		id := m.prob[i].run
-		m.restore[id] = max(m.restore[id], exp)
+		ttl = max(ttl, m.prob[i].ttl)
+		for x := range m.prob {
+			if m.prob[x].bad && m.prob[x].run == id {
+				m.prob[x].ttl = ttl
+			}
+		}
+		m.restore[id] = max(m.restore[id], m.now+ttl)
 		return
 	}
 	m.pending = append(m.pending, mmark{start: i, end: i + 1, cause: c, exp: exp, ttl: ttl, probRun: -1})

@@ -25,7 +25,10 @@ func (r Run) Tier() Tier {
 	return Dynamic
 }
 
-// runSet is an immutable set of sorted, disjoint runs with search tables.
+// runSet is a set of sorted, disjoint runs with search tables. It is
+// immutable once built, with one exception: a table's probation set has its
+// TTLs raised in place by raiseTTL, under the table's mutex, and is never
+// read without that mutex (selection reads only the active set).
 //
 // The leaf array interleaves each run's start and the count of bad cells
 // before it, (start, pre) pairs, followed by window padding pairs
@@ -111,6 +114,15 @@ func (s *runSet) run(j int) Run {
 		Expires: s.expiry[j],
 		TTL:     int64(s.ttl[j]),
 	}
+}
+
+// raiseTTL sets the TTL of run j to the larger of its own and ttl seconds
+// and returns the result, unclamped (the stored TTL saturates at the
+// uint32 range). Only for a table's probation set, under its mutex.
+func (s *runSet) raiseTTL(j int, ttl int64) int64 {
+	ttl = max(ttl, int64(s.ttl[j]))
+	s.ttl[j] = clampTTL(ttl)
+	return ttl
 }
 
 // rankStart returns the number of runs starting at or before x (x >= 0).

@@ -298,8 +298,11 @@ func (t *Table) ChunkIndex(c geom.Chunk) (int64, error) {
 // (a verifier name for CauseSafetyExternal, a biome name for CauseBiome, or
 // ""). The TTL comes from Options.TTL. Transient causes and zero TTLs are
 // not remembered. A dynamic rejection inside a probation run restores the
-// whole run to active with a fresh TTL in O(log M) without allocating;
-// otherwise the rejection waits for the next rebuild.
+// whole run to active in O(log M) without allocating, with a refreshed TTL:
+// the larger of the run's TTL and the rejection's, which becomes both the
+// run's TTL and the length of its new active period (expiry now + TTL), as
+// when runs meet in a rebuild. Otherwise the rejection waits for the next
+// rebuild.
 func (t *Table) AddBad(i int64, cause Cause, source string) error {
 	if i < 0 || i >= t.opts.Len {
 		return fmt.Errorf("%w: %d not in [0, %d)", ErrIndexRange, i, t.opts.Len)
@@ -319,11 +322,15 @@ func (t *Table) AddBad(i int64, cause Cause, source string) error {
 	exp, ttlSec := expiryFor(now, ttl)
 	if exp != 0 {
 		if j := t.prob.find(i); j >= 0 {
+			// Runs that meet keep the larger TTL: the restored run lives
+			// for, and keeps as its TTL, the larger of its own TTL and
+			// this rejection's.
+			ttlSec = t.prob.raiseTTL(j, ttlSec)
 			if t.restore[j] == 0 {
 				t.nRestore++
 				t.stats.restored++
 			}
-			t.restore[j] = max(t.restore[j], exp)
+			t.restore[j] = max(t.restore[j], now+ttlSec)
 			t.signalLocked()
 			return nil
 		}

@@ -409,3 +409,73 @@ func TestResidentBytesPerRun(t *testing.T) {
 		t.Fatalf("resident memory = %.2f bytes per run, want <= 33", per)
 	}
 }
+
+// A restore keeps the larger of the run's TTL and the rejection's, for both
+// the new active period and the stored TTL, whichever order they come in.
+func TestProbationRestoreKeepsLongerTTL(t *testing.T) {
+	ttlOf := func(_ Cause, source string) time.Duration {
+		switch source {
+		case "short":
+			return 100 * time.Second
+		case "long":
+			return 250 * time.Second
+		}
+		return -1
+	}
+	for _, tc := range []struct {
+		name, first, second string
+		probeAfter          time.Duration // from the first rejection into its probation
+	}{
+		{"long run re-hit by short TTL", "long", "short", 300 * time.Second},
+		{"short run re-hit by long TTL", "short", "long", 150 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			tb, err := New(Options{Len: 100, Clock: clk.Now, TTL: ttlOf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustAdd(t, tb, 40, CauseSafetyExternal, tc.first)
+			mustAdd(t, tb, 41, CauseSafetyExternal, tc.first)
+			tb.Rebuild()
+			clk.Advance(tc.probeAfter)
+			tb.Rebuild()
+			if p := probationRuns(tb); len(p) != 1 || tb.IsBad(40) {
+				t.Fatalf("probation = %v, IsBad(40) = %v; want the run on probation", p, tb.IsBad(40))
+			}
+			mustAdd(t, tb, 41, CauseSafetyExternal, tc.second)
+			restoredAt := clk.Now().Unix()
+			// Before the rebuild the probation view already shows the restore.
+			if p := probationRuns(tb); len(p) != 1 || p[0].Expires != restoredAt+250 || p[0].TTL != 250 {
+				t.Fatalf("pending restore = %v, want expiry now+250 and TTL 250", p)
+			}
+			tb.Rebuild()
+			want := []Run{{Start: 40, Len: 2, Cause: CauseSafetyExternal, Expires: restoredAt + 250, TTL: 250}}
+			if got := activeRuns(tb); !slices.Equal(got, want) {
+				t.Fatalf("after restore: active = %v, want %v", got, want)
+			}
+			// Active for the whole 250 s, not just the shorter TTL.
+			clk.Advance(249 * time.Second)
+			tb.Rebuild()
+			if !tb.IsBad(40) || !tb.IsBad(41) {
+				t.Fatal("restored run no longer active 249 s after the restore")
+			}
+			clk.Advance(time.Second)
+			tb.Rebuild()
+			if tb.IsBad(40) {
+				t.Fatal("restored run still active 250 s after the restore")
+			}
+			// Then on probation for another 250 s (its stored TTL).
+			clk.Advance(249 * time.Second)
+			tb.Rebuild()
+			if p := probationRuns(tb); len(p) != 1 || p[0].TTL != 250 {
+				t.Fatalf("probation 499 s after the restore = %v, want the run with TTL 250", p)
+			}
+			clk.Advance(time.Second)
+			tb.Rebuild()
+			if p := probationRuns(tb); len(p) != 0 {
+				t.Fatalf("probation 500 s after the restore = %v, want none", p)
+			}
+		})
+	}
+}

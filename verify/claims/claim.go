@@ -3,6 +3,7 @@ package claims
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 	"unicode/utf8"
 )
@@ -104,6 +105,12 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Clock gives Created to claims added without one. Default time.Now.
 	Clock func() time.Time
+	// Logger receives what Open finds at its path: an info record when it
+	// creates a new, empty store where there was no file, and a warning
+	// when it adopts an existing file that held no claims (a 0-byte file,
+	// or an SQLite database without any table), which may mean the claims
+	// of an earlier run were lost. Default slog.Default().
+	Logger *slog.Logger
 }
 
 // DefaultBusyTimeout is the default of Options.BusyTimeout.
@@ -130,6 +137,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	return o
 }

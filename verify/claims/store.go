@@ -71,6 +71,14 @@ type Store struct {
 // Open opens the claims database at path, creating it and its directory if
 // needed, and loads every claim into the index. It fails if the file is not
 // a claims database or holds a row that is not a valid claim.
+//
+// A database that holds tables but no claims table belongs to another
+// program: Open refuses it with an error that names its tables and wraps
+// ErrNotClaimsDatabase, and writes nothing to it. Where there was no file,
+// Open creates a new, empty store and logs so at info level on
+// Options.Logger; an existing file that held no claims (0 bytes, or an
+// SQLite database without tables) is adopted as an empty store with a
+// warning there, since it may stand for claims that were lost.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -89,6 +97,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 }
 
 func (s *Store) open(ctx context.Context) error {
+	state, err := probe(ctx, s.path, s.opts.BusyTimeout)
+	if err != nil {
+		return err
+	}
 	db, err := sqlitedb.Open(ctx, s.path, s.opts.BusyTimeout)
 	if err != nil {
 		return err
@@ -110,6 +122,14 @@ func (s *Store) open(ctx context.Context) error {
 			return fmt.Errorf("load: claim %d: %w", c.ID, err)
 		}
 		s.ix.add(c)
+	}
+	switch log := s.opts.Logger; state {
+	case fileMissing:
+		log.Info("claims: created a new, empty claims store", "path", s.path)
+	case fileEmpty:
+		log.Warn("claims: the claims database was an existing 0-byte file; starting an empty claims store in it", "path", s.path)
+	case fileNoTables:
+		log.Warn("claims: the claims database held no tables; starting an empty claims store in it", "path", s.path)
 	}
 	return nil
 }

@@ -37,15 +37,23 @@ type inspectRun struct {
 }
 
 type inspectReport struct {
-	File    string           `json:"file"`
-	Version int              `json:"version"`
-	World   string           `json:"world"`
-	At      int64            `json:"at"` // Unix seconds the states refer to
-	Runs    int              `json:"runs"`
-	Cells   map[string]int64 `json:"cells"`   // by state
-	ByCause map[string]int64 `json:"byCause"` // active cells by cause
-	Biomes  map[string]int64 `json:"biomes"`
-	List    []inspectRun     `json:"list"`
+	File    string `json:"file"`
+	Version int    `json:"version"`
+	World   string `json:"world"`
+	// Checksum is "crc32c XXXXXXXX ok" for a version 4 file (a file whose
+	// checksum fails does not decode), "none" before version 4.
+	Checksum string `json:"checksum"`
+	// Shape, ShapeLen and Universe are the index space a version 4 file
+	// was written for (empty when not recorded).
+	Shape    string           `json:"shape,omitempty"`
+	ShapeLen int64            `json:"shapeLen,omitempty"`
+	Universe int64            `json:"universe,omitempty"`
+	At       int64            `json:"at"` // Unix seconds the states refer to
+	Runs     int              `json:"runs"`
+	Cells    map[string]int64 `json:"cells"`   // by state
+	ByCause  map[string]int64 `json:"byCause"` // active cells by cause
+	Biomes   map[string]int64 `json:"biomes"`
+	List     []inspectRun     `json:"list"`
 }
 
 func newMemoryInspectCmd() *cobra.Command {
@@ -57,8 +65,9 @@ func newMemoryInspectCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "inspect FILE",
-		Short: "Print the statistics and runs of a memory file (versions 1 to 3)",
+		Short: "Print the statistics and runs of a memory file (versions 1 to 4)",
 		Long: `Inspect decodes a spatial memory file of any version and reports its world,
+for version 4 its checksum status and the shape its indices refer to,
 its runs and what state each run is in at the inspection time: active (bad),
 on probation (selectable again, remembered) or expired (dropped on load).
 Probation windows use the TTLs of --ttl (a ttl.yml), or the defaults.`,
@@ -111,9 +120,13 @@ Probation windows use the TTLs of --ttl (a ttl.yml), or the defaults.`,
 
 func buildInspect(path string, f *memory.File, ttlOf memory.TTLFunc, at time.Time) inspectReport {
 	now := at.Unix()
-	rep := inspectReport{File: path, Version: f.Version, World: f.World, At: now, Runs: len(f.Runs),
+	rep := inspectReport{File: path, Version: f.Version, World: f.World, Checksum: "none",
+		Shape: f.Shape, ShapeLen: f.ShapeLen, Universe: f.Universe, At: now, Runs: len(f.Runs),
 		Cells: map[string]int64{"active": 0, "probation": 0, "expired": 0}, ByCause: map[string]int64{},
 		Biomes: f.Biomes, List: make([]inspectRun, 0, len(f.Runs))}
+	if f.Version >= 4 {
+		rep.Checksum = fmt.Sprintf("crc32c %08x ok", f.Checksum) // Decode verified it
+	}
 	for _, r := range f.Runs {
 		state := "active"
 		if r.Expires > 0 && now >= r.Expires {
@@ -137,6 +150,19 @@ func printInspect(w io.Writer, rep inspectReport, listAll bool) error {
 	fmt.Fprintf(tw, "file:\t%s\n", rep.File)
 	fmt.Fprintf(tw, "version:\t%d\n", rep.Version)
 	fmt.Fprintf(tw, "world:\t%q\n", rep.World)
+	if rep.Version >= 4 {
+		fmt.Fprintf(tw, "checksum:\t%s\n", rep.Checksum)
+		shape := "not recorded"
+		if rep.Shape != "" {
+			shape = fmt.Sprintf("%s (%d chunks)", rep.Shape, rep.ShapeLen)
+		}
+		fmt.Fprintf(tw, "shape:\t%s\n", shape)
+		if rep.Universe > 0 {
+			fmt.Fprintf(tw, "universe:\t%d indices\n", rep.Universe)
+		}
+	} else {
+		fmt.Fprintf(tw, "checksum:\tnone (version %d has none; shape not recorded)\n", rep.Version)
+	}
 	fmt.Fprintf(tw, "as of:\t%s\n", time.Unix(rep.At, 0).UTC().Format(time.RFC3339))
 	fmt.Fprintf(tw, "runs:\t%d\n", rep.Runs)
 	for _, s := range []string{"active", "probation", "expired"} {

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,7 @@ func TestMemorySimulateSaveInspect(t *testing.T) {
 	if err != nil {
 		t.Fatalf("inspect: %v", err)
 	}
-	for _, want := range []string{"version:", "3", `"sim"`, "active cells:", "active safety:"} {
+	for _, want := range []string{"version:", "4", `"sim"`, "checksum:", " ok", "shape:", "circle(", "active cells:", "active safety:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect output lacks %q:\n%s", want, out)
 		}
@@ -48,8 +49,13 @@ func TestMemorySimulateSaveInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Version != 3 || rep.World != "sim" || rep.Runs != len(f.Runs) || len(rep.List) != len(f.Runs) {
+	if rep.Version != memory.FileVersion || rep.World != "sim" || rep.Runs != len(f.Runs) || len(rep.List) != len(f.Runs) {
 		t.Fatalf("inspect --json = version %d world %q runs %d list %d; file has %d runs", rep.Version, rep.World, rep.Runs, len(rep.List), len(f.Runs))
+	}
+	if rep.Shape != f.Shape || rep.Shape == "" || rep.ShapeLen != f.ShapeLen || rep.Universe != f.Universe ||
+		rep.Checksum != fmt.Sprintf("crc32c %08x ok", f.Checksum) {
+		t.Fatalf("inspect --json identity = %q %d %d %q; file has %q %d %d %08x",
+			rep.Shape, rep.ShapeLen, rep.Universe, rep.Checksum, f.Shape, f.ShapeLen, f.Universe, f.Checksum)
 	}
 	var cells int64
 	for _, r := range f.Runs {
@@ -57,6 +63,16 @@ func TestMemorySimulateSaveInspect(t *testing.T) {
 	}
 	if got := rep.Cells["active"] + rep.Cells["probation"] + rep.Cells["expired"]; got != cells {
 		t.Fatalf("cells by state sum to %d, want %d", got, cells)
+	}
+
+	// One flipped bit: the checksum fails and inspect says so.
+	data[len(data)/2] ^= 0x04
+	damaged := filepath.Join(dir, "damaged.bin")
+	if err := os.WriteFile(damaged, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "memory", "inspect", damaged); !errors.Is(err, memory.ErrCorrupt) || !strings.Contains(err.Error(), "checksum mismatch") {
+		t.Fatalf("inspect of a damaged file = %v, want a checksum mismatch", err)
 	}
 }
 
@@ -91,7 +107,8 @@ func TestMemoryInspectLegacyAndTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "version:") || !strings.Contains(out, "safetyExternal") || !strings.Contains(out, "active") || !strings.Contains(out, "static") {
+	if !strings.Contains(out, "version:") || !strings.Contains(out, "safetyExternal") || !strings.Contains(out, "active") || !strings.Contains(out, "static") ||
+		!strings.Contains(out, "none (version 2 has none") {
 		t.Fatalf("inspect of a v2 file:\n%s", out)
 	}
 	if _, _, err := run(t, "memory", "inspect", "--at", "yesterday", path); ExitCode(err) != 2 {
