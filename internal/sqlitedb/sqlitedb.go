@@ -4,6 +4,10 @@
 // loss can), a busy timeout, and a single connection, so writes through it
 // are serialised in the process and readers in other processes still see
 // consistent snapshots.
+//
+// Open is the one place the engine opens these databases, so it is also
+// the one place that tells a read-only or missing data directory, or a
+// read-only database file, from other failures to open (see Open).
 package sqlitedb
 
 import (
@@ -11,26 +15,56 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // the project's SQLite driver (see terrain/archive/sqlitestore)
+	"github.com/mattn/go-sqlite3" // the project's SQLite driver (see terrain/archive/sqlitestore)
 )
 
 // uriPath escapes the characters that end a path in a file: URI.
 var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
+// Errors in the chain of the error Open returns, for errors.Is. The
+// error's text names the path and the system's own error.
+var (
+	// ErrReadOnly: the data directory or the database file cannot be
+	// written (permissions, or a read-only file system).
+	ErrReadOnly = errors.New("sqlitedb: read-only")
+	// ErrNoDirectory: the data directory does not exist and could not be
+	// created.
+	ErrNoDirectory = errors.New("sqlitedb: no data directory")
+	// ErrDiskFull: the file system has no space left.
+	ErrDiskFull = errors.New("sqlitedb: disk full")
+)
+
+// openError is an error of Open that is one of the kinds above.
+type openError struct {
+	msg         string
+	kind, cause error
+}
+
+func (e *openError) Error() string   { return e.msg }
+func (e *openError) Unwrap() []error { return []error{e.kind, e.cause} }
+
 // Open opens (creating it and its directory when missing) the database at
 // path with one connection in WAL mode, and checks the mode took effect.
 // busy is the busy timeout (at least 1 ms). The caller owns the *sql.DB.
+//
+// Before SQLite sees the path, Open checks what SQLite would otherwise
+// report only as "unable to open database file": that the data directory
+// exists or can be created, and that it and an existing database file can
+// be written (WAL mode creates files beside the database, so a writable
+// file in a read-only directory is not enough). Such errors say which
+// directory or file and why, and have ErrReadOnly, ErrNoDirectory or
+// ErrDiskFull in their chain. An error SQLite reports on opening is
+// classified the same way.
 func Open(ctx context.Context, path string, busy time.Duration) (*sql.DB, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := Check(path); err != nil {
 		return nil, err
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, errors.New("is a directory")
 	}
 	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=%d",
 		uriPath.Replace(path), max(busy.Milliseconds(), 1))
@@ -45,13 +79,139 @@ func Open(ctx context.Context, path string, busy time.Duration) (*sql.DB, error)
 	var mode string
 	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
 		db.Close()
-		return nil, err
+		return nil, classify(path, err)
 	}
 	if !strings.EqualFold(mode, "wal") {
 		db.Close()
 		return nil, fmt.Errorf("journal_mode is %q, want wal", mode)
 	}
 	return db, nil
+}
+
+// Check makes sure a database can be opened for writing at path: it
+// creates the data directory (filepath.Dir(path)) when it is missing and
+// the database file (empty, which SQLite takes for an empty database) when
+// that is missing; an existing file must open for writing, and its
+// directory must be writable (checked by creating and removing a probe
+// file). Open calls it first; errors are as described there.
+func Check(path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR): // ENOTDIR: a file on the way
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			why := ""
+			if isReadOnly(err) {
+				why = " (its parent is read-only)"
+			}
+			return &openError{
+				msg:  fmt.Sprintf("sqlitedb: data directory %s does not exist and could not be created%s: %v", dir, why, err),
+				kind: ErrNoDirectory, cause: err,
+			}
+		}
+	case err != nil:
+		return fmt.Errorf("sqlitedb: data directory %s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("sqlitedb: data directory %s is not a directory", dir)
+	}
+	fi, err = os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Create the file SQLite would create (an empty file is an empty
+		// database), so that the error names it.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) { // created by someone else meanwhile
+			return nil
+		}
+		if err != nil {
+			return classifyAt(dir, "data directory", err)
+		}
+		return f.Close()
+	case err != nil:
+		return fmt.Errorf("sqlitedb: database file %s: %w", path, err)
+	case fi.IsDir():
+		return fmt.Errorf("sqlitedb: database file %s is a directory", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return classifyAt(path, "database file", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("sqlitedb: database file %s: %w", path, err)
+	}
+	// The write-ahead log and its index are files beside the database,
+	// created on opening: the directory must be writable too.
+	probe, err := os.CreateTemp(dir, ".sqlitedb-probe-*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the probe's name means nothing to the reader
+		}
+		if isReadOnly(err) {
+			return &openError{
+				msg:  fmt.Sprintf("sqlitedb: data directory %s is read-only: the write-ahead log beside %s cannot be created (%v)", dir, filepath.Base(path), err),
+				kind: ErrReadOnly, cause: err,
+			}
+		}
+		return classifyAt(dir, "data directory", err)
+	}
+	name := probe.Name()
+	probe.Close()
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("sqlitedb: data directory %s: remove probe file: %w", dir, err)
+	}
+	return nil
+}
+
+// classify turns an error SQLite reported on opening path into one that
+// says what is wrong with the directory or the file, when the system error
+// under it tells; other errors come back as they are.
+func classify(path string, err error) error {
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	cause := err
+	if se.SystemErrno != 0 {
+		cause = fmt.Errorf("open %s: %w", path, se.SystemErrno)
+	}
+	switch {
+	case se.Code == sqlite3.ErrReadonly || isReadOnly(se.SystemErrno):
+		return &openError{
+			msg:  fmt.Sprintf("sqlitedb: database %s is read-only (%v)", path, cause),
+			kind: ErrReadOnly, cause: err,
+		}
+	case se.Code == sqlite3.ErrFull || errors.Is(se.SystemErrno, syscall.ENOSPC):
+		return &openError{
+			msg:  fmt.Sprintf("sqlitedb: disk of %s is full (%v)", path, cause),
+			kind: ErrDiskFull, cause: err,
+		}
+	case errors.Is(se.SystemErrno, fs.ErrNotExist):
+		dir := filepath.Dir(path)
+		return &openError{
+			msg:  fmt.Sprintf("sqlitedb: data directory %s does not exist (%v)", dir, cause),
+			kind: ErrNoDirectory, cause: err,
+		}
+	}
+	return err
+}
+
+// classifyAt describes err, met creating or opening what (the data
+// directory or the database file) at path.
+func classifyAt(path, what string, err error) error {
+	switch {
+	case isReadOnly(err):
+		return &openError{msg: fmt.Sprintf("sqlitedb: %s %s is read-only (%v)", what, path, err), kind: ErrReadOnly, cause: err}
+	case errors.Is(err, syscall.ENOSPC):
+		return &openError{msg: fmt.Sprintf("sqlitedb: %s %s: disk full (%v)", what, path, err), kind: ErrDiskFull, cause: err}
+	}
+	return fmt.Errorf("sqlitedb: %s %s: %w", what, path, err)
+}
+
+// isReadOnly reports whether err is a permission error (EACCES, EPERM) or
+// a read-only file system (EROFS).
+func isReadOnly(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 }
 
 // InitSchema creates table with the statements of schema in a new database

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
@@ -20,7 +19,13 @@ const (
 	DefaultQueueLimit  = 1 << 16
 	DefaultBusyTimeout = 5 * time.Second
 	DefaultBatchDelay  = 100 * time.Millisecond
+	DefaultRetryMin    = 100 * time.Millisecond
+	DefaultRetryMax    = 10 * time.Second
 )
+
+// logEvery is the pace of the log lines of a lasting failure (and of
+// dropped writes): at most one a minute after the first.
+const logEvery = time.Minute
 
 // schemaVersion is the PRAGMA user_version this package writes.
 const schemaVersion = 1
@@ -40,11 +45,13 @@ var schema = []string{
 	)`,
 }
 
+// The statements of a change (see change): ?1 is the number of copies
+// added or removed.
 const (
-	sqlAdd = `INSERT INTO locations (region, key, world, x, y, z, idx, n) VALUES (?, ?, ?, ?, ?, ?, ?, 1)
-		ON CONFLICT (region, key, world, x, y, z) DO UPDATE SET n = n + 1, idx = excluded.idx`
-	sqlDec      = `UPDATE locations SET n = n - 1 WHERE region = ? AND key = ? AND world = ? AND x = ? AND y = ? AND z = ? AND n > 1`
-	sqlDel      = `DELETE FROM locations WHERE region = ? AND key = ? AND world = ? AND x = ? AND y = ? AND z = ? AND n <= 1`
+	sqlAdd = `INSERT INTO locations (region, key, world, x, y, z, idx, n) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?1)
+		ON CONFLICT (region, key, world, x, y, z) DO UPDATE SET n = n + excluded.n, idx = excluded.idx`
+	sqlDec      = `UPDATE locations SET n = n - ?1 WHERE region = ?2 AND key = ?3 AND world = ?4 AND x = ?5 AND y = ?6 AND z = ?7 AND n > ?1`
+	sqlDel      = `DELETE FROM locations WHERE region = ?2 AND key = ?3 AND world = ?4 AND x = ?5 AND y = ?6 AND z = ?7 AND n <= ?1`
 	sqlDropKeys = `DELETE FROM locations WHERE region = ? AND key <> ?`
 	sqlLoad     = `SELECT world, x, y, z, idx, n FROM locations WHERE region = ? AND key = ? ORDER BY id`
 )
@@ -54,7 +61,12 @@ var ErrClosed = errors.New("sqlitepersist: closed")
 
 // Options configure a DB. The zero value selects every default.
 type Options struct {
-	// QueueLimit bounds the writes waiting for the writer. Default
+	// QueueLimit bounds the pending writes, counted in rows: the writes
+	// to one location coalesce into one pending change however many they
+	// are. At most QueueLimit rows gather while the writer commits (or
+	// waits to retry) a batch of at most QueueLimit rows, so the pending
+	// work takes at most 2*QueueLimit rows of memory. Past the bound the
+	// oldest rows are dropped (Stats.Dropped, a log line). Default
 	// DefaultQueueLimit (65,536).
 	QueueLimit int
 	// BusyTimeout is how long a statement waits for a lock held by
@@ -69,9 +81,19 @@ type Options struct {
 	// check again, never an unsafe place). Default DefaultBatchDelay
 	// (100 ms); negative: commit as soon as anything is queued.
 	BatchDelay time.Duration
-	// Logger receives write failures and the first dropped write of a
-	// burst. Default slog.Default().
+	// RetryMin and RetryMax bound the wait before a failed batch is tried
+	// again: RetryMin after the first failure, doubling with each further
+	// one up to RetryMax, less a random part of up to half. Defaults
+	// DefaultRetryMin (100 ms) and DefaultRetryMax (10 s); when only one
+	// is set, the other's default gives way to it (RetryMax 50 ms makes
+	// RetryMin 50 ms). Both must not be negative, nor RetryMin above
+	// RetryMax.
+	RetryMin, RetryMax time.Duration
+	// Logger receives write failures (paced: see the package
+	// documentation) and dropped writes. Default slog.Default().
 	Logger *slog.Logger
+
+	clock clock // tests only; default realClock
 }
 
 // Validate reports every invalid field at once.
@@ -83,33 +105,40 @@ func (o Options) Validate() error {
 	if o.BusyTimeout < 0 {
 		errs = append(errs, fmt.Errorf("sqlitepersist: BusyTimeout %v is negative", o.BusyTimeout))
 	}
+	if o.RetryMin < 0 {
+		errs = append(errs, fmt.Errorf("sqlitepersist: RetryMin %v is negative", o.RetryMin))
+	}
+	if o.RetryMax < 0 {
+		errs = append(errs, fmt.Errorf("sqlitepersist: RetryMax %v is negative", o.RetryMax))
+	}
+	if o.RetryMin > 0 && o.RetryMax > 0 && o.RetryMin > o.RetryMax {
+		errs = append(errs, fmt.Errorf("sqlitepersist: RetryMin %v is above RetryMax %v", o.RetryMin, o.RetryMax))
+	}
 	return errors.Join(errs...)
 }
 
-// op is one queued write.
-type op struct {
-	add    bool
-	region string
-	key    pipeline.Key
-	loc    pipeline.Location
-}
-
-// Stats are a DB's counters.
+// Stats are a DB's counters. Every write (Add or Remove) ends up in one of
+// Written, Coalesced and Dropped, or is still Pending.
 type Stats struct {
-	Queued  int    // writes waiting now
-	Written uint64 // writes committed
-	Dropped uint64 // writes dropped because the queue was full or the DB closed
-	Errors  uint64 // failed batches
+	Pending   int    // writes waiting to be committed, after coalescing
+	Written   uint64 // writes committed
+	Coalesced uint64 // writes that cancelled out before their commit: an Add and the Remove that undid it
+	Dropped   uint64 // writes lost: past QueueLimit, after Close, or still failing at Close
+	Failures  uint64 // commits that failed
+	Retries   uint64 // commits of a batch that had failed before
+	Failing   bool   // the last commit failed: its writes wait for a retry
+	LastError string // the error of the last failed commit, "" if none; kept once writes resume
 }
 
 // DB is the locations database. Open one with Open; the zero value is not
 // usable. A DB is safe for concurrent use. It owns one writer goroutine,
 // which Close stops.
 type DB struct {
-	db   *sql.DB
-	path string
-	opts Options
-	log  *slog.Logger
+	db    *sql.DB
+	path  string
+	opts  Options
+	log   *slog.Logger
+	clock clock
 
 	add, dec, del *sql.Stmt
 
@@ -118,22 +147,34 @@ type DB struct {
 	stop chan struct{} // closed by Close
 	done chan struct{} // closed when the writer has returned
 
-	written, dropped, failures atomic.Uint64
+	// The writer's own: the batch it commits, kept across failures.
+	batch    *pending
+	order    []*change
+	streak   uint64    // failed commits in a row
+	downAt   time.Time // when the streak began
+	loggedAt time.Time // when the streak was last logged
 
 	mu sync.Mutex
 	// mu protects the following fields.
-	queue    []op
-	spare    []op
-	queued   uint64        // sequence number of the last queued write
-	applied  uint64        // sequence number of the last applied write
-	progress chan struct{} // closed and replaced whenever applied moves
-	err      error         // first write error since the last Flush
-	closed   bool
-	dropping bool // a drop was logged and the queue has not drained since
+	front     *pending      // writes since the writer last took them
+	spare     *pending      // the writer's emptied front, for the next swap
+	batchOps  int           // writes the writer holds (its batch, and the front it took), for Stats
+	seq       uint64        // sequence number of the last queued write
+	committed uint64        // writes up to this sequence number are committed
+	attempts  uint64        // commits tried
+	failSeq   uint64        // the last failed commit covered writes up to this
+	failAt    uint64        // attempts when the last commit failed
+	lastErr   error         // of the last failed commit
+	closeErr  error         // writes lost at Close
+	progress  chan struct{} // closed and replaced after every commit tried
+	closed    bool
+	droppedAt time.Time // when a drop was last logged
+	stats     Stats     // counters other than Pending
 }
 
 // Open opens (creating it and its directory if needed) the locations
-// database at path.
+// database at path. A directory or file that cannot be written is told
+// apart (see internal/sqlitedb.Open).
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -150,12 +191,25 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.BatchDelay == 0 {
 		opts.BatchDelay = DefaultBatchDelay
 	}
+	if opts.RetryMin == 0 {
+		opts.RetryMin = DefaultRetryMin
+		if opts.RetryMax > 0 {
+			opts.RetryMin = min(opts.RetryMin, opts.RetryMax)
+		}
+	}
+	if opts.RetryMax == 0 {
+		opts.RetryMax = max(DefaultRetryMax, opts.RetryMin)
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.clock == nil {
+		opts.clock = realClock{}
+	}
 	d := &DB{
-		path: path, opts: opts, log: opts.Logger,
+		path: path, opts: opts, log: opts.Logger, clock: opts.clock,
 		wake: make(chan struct{}, 1), now: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		batch: newPending(), front: newPending(), spare: newPending(),
 		progress: make(chan struct{}),
 	}
 	if err := d.open(ctx); err != nil {
@@ -212,94 +266,201 @@ func (d *DB) Region(region string, key pipeline.Key) (*Region, error) {
 	return &Region{d: d, region: region, key: key}, nil
 }
 
-// enqueue queues one write without waiting.
-func (d *DB) enqueue(o op) {
+// enqueue queues one write without waiting for the database: it composes
+// the write into the pending change of its row, or adds one, dropping the
+// oldest row past QueueLimit.
+func (d *DB) enqueue(f change) {
 	d.mu.Lock()
-	if d.closed || len(d.queue) >= d.opts.QueueLimit {
-		first := !d.dropping && !d.closed
-		d.dropping = true
+	if d.closed {
+		d.stats.Dropped++
 		d.mu.Unlock()
-		d.dropped.Add(1)
-		if first {
-			d.log.Warn("sqlitepersist: write queue full; dropping writes", "path", d.path, "limit", d.opts.QueueLimit)
-		}
 		return
 	}
-	d.queue = append(d.queue, o)
-	d.queued++
+	d.seq++
+	if f.a > 0 {
+		f.addSeq = d.seq
+	}
+	dropped := 0
+	if _, ok := d.front.at[f.row]; !ok {
+		for d.front.rows() >= d.opts.QueueLimit {
+			dropped += d.front.dropOldest()
+		}
+	}
+	d.stats.Coalesced += uint64(d.front.put(f))
+	logDrop := dropped > 0 && d.noteDropsLocked(dropped)
+	total := d.stats.Dropped
 	d.mu.Unlock()
+	if logDrop {
+		d.logDrops(total)
+	}
 	select {
 	case d.wake <- struct{}{}:
 	default:
 	}
 }
 
-// run is the writer goroutine.
+// noteDropsLocked counts n dropped writes and reports whether to log it
+// (at most once every logEvery). d.mu is held.
+func (d *DB) noteDropsLocked(n int) bool {
+	d.stats.Dropped += uint64(n)
+	now := d.clock.Now()
+	if !d.droppedAt.IsZero() && now.Sub(d.droppedAt) < logEvery {
+		return false
+	}
+	d.droppedAt = now
+	return true
+}
+
+func (d *DB) logDrops(total uint64) {
+	d.log.Warn("sqlitepersist: too many pending writes; dropping the oldest",
+		"path", d.path, "limit_rows", d.opts.QueueLimit, "dropped_total", total)
+}
+
+// run is the writer goroutine: it waits for writes (then BatchDelay), or
+// after a failure for the back-off, and tries to commit everything
+// pending. Flush cuts either wait short; Close makes it try once more and
+// return.
 func (d *DB) run() {
 	defer close(d.done)
-	var delay *time.Timer
-	if d.opts.BatchDelay > 0 {
-		delay = time.NewTimer(d.opts.BatchDelay)
-		delay.Stop()
-		defer delay.Stop()
-	}
 	for {
-		urgent := false
-		select {
-		case <-d.wake:
-		case <-d.now:
-			urgent = true
-		case <-d.stop:
-			d.writeBatch()
-			return
-		}
-		if delay != nil && !urgent {
-			delay.Reset(d.opts.BatchDelay)
+		if d.streak == 0 {
 			select {
-			case <-delay.C:
+			case <-d.wake:
+				if d.opts.BatchDelay > 0 && !d.wait(d.opts.BatchDelay) {
+					d.final()
+					return
+				}
 			case <-d.now:
 			case <-d.stop:
-				d.writeBatch()
+				d.final()
 				return
 			}
+		} else if !d.wait(backoff(d.streak, d.opts.RetryMin, d.opts.RetryMax)) {
+			d.final()
+			return
 		}
-		d.writeBatch()
+		d.commit()
 	}
 }
 
-// writeBatch applies everything queued in one transaction.
-func (d *DB) writeBatch() {
+// wait waits for delay, or less if Flush asks; it returns false when Close
+// does.
+func (d *DB) wait(delay time.Duration) bool {
+	c, release := d.clock.After(delay)
+	defer release()
+	select {
+	case <-c:
+	case <-d.now:
+	case <-d.stop:
+		return false
+	}
+	return true
+}
+
+// final is the writer's last commit, at Close: writes that fail now are
+// lost, and Close says how many.
+func (d *DB) final() {
+	if err := d.commit(); err != nil {
+		lost := d.batch.ops
+		d.batch.reset()
+		d.mu.Lock()
+		d.stats.Dropped += uint64(lost)
+		d.batchOps = 0
+		d.closeErr = fmt.Errorf("sqlitepersist: close: %d writes lost, the database is still failing: %w", lost, err)
+		d.mu.Unlock()
+		d.log.Error("sqlitepersist: writes lost at close", "path", d.path, "writes", lost, "failures", d.streak, "error", err)
+	}
+}
+
+// commit takes the writes queued since the last commit into the batch
+// (which still holds those of a failed commit, if any) and commits the
+// batch in one transaction. On failure the batch is kept for the next
+// try.
+func (d *DB) commit() error {
+	// This commit serves every Flush that asked so far: a request left
+	// over would cut the next wait short for nothing.
+	select {
+	case <-d.now:
+	default:
+	}
 	d.mu.Lock()
-	batch := d.queue
-	d.queue = d.spare[:0]
-	upTo := d.queued
+	front := d.front
+	d.front, d.spare = d.spare, nil
+	d.batchOps += front.ops // in the writer's hands now
+	upTo := d.seq
+	retry := d.streak > 0
+	if retry {
+		d.stats.Retries++
+	}
 	d.mu.Unlock()
+
+	cancelled := d.batch.merge(front)
+	front.reset()
+	dropped := 0
+	for d.batch.rows() > d.opts.QueueLimit {
+		dropped += d.batch.dropOldest()
+	}
 	var err error
-	if len(batch) > 0 {
-		err = d.apply(batch)
-		if err != nil {
-			d.failures.Add(1)
-			d.log.Error("sqlitepersist: writing locations failed", "path", d.path, "writes", len(batch), "error", err)
-		} else {
-			d.written.Add(uint64(len(batch)))
-		}
+	if d.batch.ops > 0 {
+		err = d.apply(d.batch)
 	}
-	clear(batch) // drop the strings for the collector
+	now := d.clock.Now()
+	ops := d.batch.ops
+	if err == nil {
+		d.batch.reset()
+	}
+
 	d.mu.Lock()
-	d.spare = batch[:0]
-	d.applied = upTo
-	if err != nil && d.err == nil {
-		d.err = err
+	d.spare = front
+	d.stats.Coalesced += uint64(cancelled)
+	logDrop := dropped > 0 && d.noteDropsLocked(dropped)
+	d.attempts++
+	streak, downAt := d.streak, d.downAt
+	if err == nil {
+		d.stats.Written += uint64(ops)
+		d.committed = upTo
+		d.stats.Failing = false
+		d.batchOps = 0
+	} else {
+		d.stats.Failures++
+		d.stats.Failing = true
+		d.stats.LastError = err.Error()
+		d.lastErr = err
+		d.failSeq, d.failAt = upTo, d.attempts
+		d.batchOps = ops
 	}
-	if len(d.queue) == 0 {
-		d.dropping = false
-	}
+	pending := d.batchOps + d.front.ops
+	total := d.stats.Dropped
 	close(d.progress)
 	d.progress = make(chan struct{})
 	d.mu.Unlock()
+
+	if logDrop {
+		d.logDrops(total)
+	}
+	switch {
+	case err == nil && streak > 0:
+		d.streak = 0
+		d.log.Info(fmt.Sprintf("sqlitepersist: writes resumed after %d failures, %v", streak, now.Sub(downAt).Round(time.Millisecond)),
+			"path", d.path, "failures", streak, "down", now.Sub(downAt), "written", ops, "dropped_total", total)
+	case err == nil:
+	case streak == 0:
+		d.streak, d.downAt, d.loggedAt = 1, now, now
+		d.log.Warn("sqlitepersist: writing locations failed; keeping the writes and retrying",
+			"path", d.path, "pending", pending, "error", err)
+	default:
+		d.streak++
+		if now.Sub(d.loggedAt) >= logEvery {
+			d.loggedAt = now
+			d.log.Warn("sqlitepersist: writing locations still failing",
+				"path", d.path, "failures", d.streak, "pending", pending, "down", now.Sub(downAt).Round(time.Second), "dropped_total", total, "error", err)
+		}
+	}
+	return err
 }
 
-func (d *DB) apply(batch []op) error {
+// apply commits the changes of b in one transaction.
+func (d *DB) apply(b *pending) error {
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.BusyTimeout+10*time.Second)
 	defer cancel()
 	tx, err := d.db.BeginTx(ctx, nil)
@@ -308,42 +469,52 @@ func (d *DB) apply(batch []op) error {
 	}
 	defer tx.Rollback()
 	add, dec, del := tx.StmtContext(ctx, d.add), tx.StmtContext(ctx, d.dec), tx.StmtContext(ctx, d.del)
-	for _, o := range batch {
-		l := o.loc
-		if o.add {
-			if _, err := add.ExecContext(ctx, o.region, string(o.key), l.World, l.X, l.Y, l.Z, l.Index); err != nil {
+	d.order = b.order(d.order)
+	defer clear(d.order)
+	for _, c := range d.order {
+		w := c.row
+		if c.r > 0 {
+			// The row goes if it has at most r copies; otherwise r fewer.
+			r, err := del.ExecContext(ctx, c.r, w.region, string(w.key), w.world, w.x, w.y, w.z)
+			if err != nil {
+				return fmt.Errorf("remove: %w", err)
+			}
+			if n, err := r.RowsAffected(); err != nil {
+				return fmt.Errorf("remove: %w", err)
+			} else if n == 0 {
+				if _, err := dec.ExecContext(ctx, c.r, w.region, string(w.key), w.world, w.x, w.y, w.z); err != nil {
+					return fmt.Errorf("remove: %w", err)
+				}
+			}
+		}
+		if c.a > 0 {
+			if _, err := add.ExecContext(ctx, c.a, w.region, string(w.key), w.world, w.x, w.y, w.z, c.idx); err != nil {
 				return fmt.Errorf("add: %w", err)
 			}
-			continue
-		}
-		// The last copy goes with its row; otherwise one copy less.
-		r, err := del.ExecContext(ctx, o.region, string(o.key), l.World, l.X, l.Y, l.Z)
-		if err != nil {
-			return fmt.Errorf("remove: %w", err)
-		}
-		if n, err := r.RowsAffected(); err != nil {
-			return fmt.Errorf("remove: %w", err)
-		} else if n > 0 {
-			continue
-		}
-		if _, err := dec.ExecContext(ctx, o.region, string(o.key), l.World, l.X, l.Y, l.Z); err != nil {
-			return fmt.Errorf("remove: %w", err)
 		}
 	}
 	return tx.Commit()
 }
 
 // Flush waits until every write queued before the call is committed, or
-// ctx ends. It returns the first write error since the last Flush, and
-// ErrClosed once the DB is closed.
+// ctx ends, and tries a commit at once rather than after BatchDelay or the
+// back-off. If that commit fails, Flush returns its error without waiting
+// for the next retry: the writes are kept and retried, and a later Flush
+// returns nil once they are committed. Errors recovered from are not
+// reported. Flush returns ErrClosed once the DB is closed.
 func (d *DB) Flush(ctx context.Context) error {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		return ErrClosed
 	}
-	target := d.queued
-	for d.applied < target {
+	target, start := d.seq, d.attempts
+	for d.committed < target {
+		if d.failAt > start && d.failSeq >= target {
+			err := fmt.Errorf("sqlitepersist: %d writes not committed, kept for a retry: %w", d.batchOps+d.front.ops, d.lastErr)
+			d.mu.Unlock()
+			return err
+		}
 		ch := d.progress
 		d.mu.Unlock()
 		select {
@@ -359,23 +530,24 @@ func (d *DB) Flush(ctx context.Context) error {
 		}
 		d.mu.Lock()
 	}
-	err := d.err
-	d.err = nil
 	d.mu.Unlock()
-	return err
+	return nil
 }
 
 // Stats returns the DB's counters.
 func (d *DB) Stats() Stats {
 	d.mu.Lock()
-	q := len(d.queue)
-	d.mu.Unlock()
-	return Stats{Queued: q, Written: d.written.Load(), Dropped: d.dropped.Load(), Errors: d.failures.Load()}
+	defer d.mu.Unlock()
+	st := d.stats
+	st.Pending = d.batchOps + d.front.ops
+	return st
 }
 
-// Close writes what is queued, stops the writer and closes the database.
-// Writes queued afterwards are dropped. Close is idempotent; it returns the
-// last write error not yet reported by Flush.
+// Close commits what is pending, stops the writer and closes the
+// database. Writes queued afterwards are dropped. If the commit fails,
+// Close does not retry: it returns an error that says how many writes were
+// lost. A failure that writes recovered from before is not reported.
+// Close is idempotent.
 func (d *DB) Close() error {
 	d.mu.Lock()
 	if d.closed {
@@ -387,8 +559,7 @@ func (d *DB) Close() error {
 	close(d.stop)
 	<-d.done
 	d.mu.Lock()
-	werr := d.err
-	d.err = nil
+	werr := d.closeErr
 	d.mu.Unlock()
 	for _, s := range []*sql.Stmt{d.add, d.dec, d.del} {
 		s.Close()
@@ -444,14 +615,18 @@ type Region struct {
 
 var _ pipeline.Persister = (*Region)(nil)
 
+func (r *Region) row(loc pipeline.Location) row {
+	return row{region: r.region, key: r.key, world: loc.World, x: loc.X, y: loc.Y, z: loc.Z}
+}
+
 // Add implements pipeline.Persister; it never waits for the database.
 func (r *Region) Add(loc pipeline.Location) {
-	r.d.enqueue(op{add: true, region: r.region, key: r.key, loc: loc})
+	r.d.enqueue(change{row: r.row(loc), idx: loc.Index, a: 1})
 }
 
 // Remove implements pipeline.Persister; it never waits for the database.
 func (r *Region) Remove(loc pipeline.Location) {
-	r.d.enqueue(op{region: r.region, key: r.key, loc: loc})
+	r.d.enqueue(change{row: r.row(loc), r: 1})
 }
 
 // Load implements pipeline.Persister: after flushing the queue it deletes

@@ -2,6 +2,7 @@ package sqlitepersist_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,9 +48,20 @@ func TestContract(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	err := sqlitepersist.Options{QueueLimit: -1, BusyTimeout: -1}.Validate()
-	if err == nil || !strings.Contains(err.Error(), "QueueLimit") || !strings.Contains(err.Error(), "BusyTimeout") {
-		t.Fatalf("Validate() = %v, want both problems reported", err)
+	err := sqlitepersist.Options{QueueLimit: -1, BusyTimeout: -1, RetryMin: -1, RetryMax: -1}.Validate()
+	for _, field := range []string{"QueueLimit", "BusyTimeout", "RetryMin", "RetryMax"} {
+		if err == nil || !strings.Contains(err.Error(), field+" -1ns is negative") && !strings.Contains(err.Error(), field+" -1 is negative") {
+			t.Errorf("Validate() = %v, want %s reported", err, field)
+		}
+	}
+	err = sqlitepersist.Options{RetryMin: time.Minute, RetryMax: time.Second}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "RetryMin 1m0s is above RetryMax 1s") {
+		t.Errorf("Validate() of a back-off that shrinks = %v", err)
+	}
+	for _, o := range []sqlitepersist.Options{{}, {RetryMax: time.Millisecond}, {RetryMin: time.Minute}} {
+		if err := o.Validate(); err != nil {
+			t.Errorf("Validate(%+v) = %v", o, err)
+		}
 	}
 	if _, err := sqlitepersist.Open(context.Background(), "", sqlitepersist.Options{}); err == nil {
 		t.Fatal("Open with an empty path succeeded")
@@ -81,7 +93,7 @@ func TestOpenRejectsForeignFiles(t *testing.T) {
 }
 
 func TestQueueLimitDrops(t *testing.T) {
-	db, err := sqlitepersist.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), sqlitepersist.Options{QueueLimit: 1})
+	db, err := sqlitepersist.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), sqlitepersist.Options{QueueLimit: 1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +141,11 @@ func TestAddDoesNotAllocate(t *testing.T) {
 	if allocs > 0.1 {
 		t.Fatalf("Remove allocates %.2f times per call, want 0", allocs)
 	}
+	// An Add and the Remove that cancels it: a row comes and goes.
+	allocs = testing.AllocsPerRun(1000, func() { r.Add(l); r.Remove(l) })
+	if allocs > 0.1 {
+		t.Fatalf("Add and Remove allocate %.2f times per pair, want 0", allocs)
+	}
 }
 
 // TestBatchDelay: writes wait for BatchDelay before they are committed,
@@ -145,15 +162,15 @@ func TestBatchDelay(t *testing.T) {
 		r.Add(persisttest.Loc(i))
 	}
 	time.Sleep(100 * time.Millisecond)
-	if st := db.Stats(); st.Written != 0 || st.Queued != 10 {
-		t.Fatalf("before the delay: Stats() = %+v, want 10 queued and none written", st)
+	if st := db.Stats(); st.Written != 0 || st.Pending != 10 {
+		t.Fatalf("before the delay: Stats() = %+v, want 10 pending and none written", st)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := db.Flush(ctx); err != nil {
 		t.Fatalf("Flush did not cut the delay short: %v", err)
 	}
-	if st := db.Stats(); st.Written != 10 || st.Queued != 0 {
+	if st := db.Stats(); st.Written != 10 || st.Pending != 0 {
 		t.Fatalf("after Flush: Stats() = %+v, want 10 written", st)
 	}
 	// Flush right behind a write, whichever of the two wakes the writer

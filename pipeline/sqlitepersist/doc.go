@@ -18,21 +18,48 @@
 // # Writes
 //
 // Add and Remove are called on the pipeline's request paths, so they never
-// wait for the database: they append to a queue (a mutex and a reused
-// slice; no allocation in steady state) and one writer goroutine, owned by
-// the DB, applies the queue in batches, one transaction per batch. Flush
-// waits until everything queued before it is committed and returns the
-// first write error since the previous Flush. The queue is bounded
-// (Options.QueueLimit): when the database stalls long enough to fill it,
-// further writes are dropped and counted (Stats.Dropped). A dropped Add
-// loses a row (the location is not restored after a restart); a dropped
-// Remove leaves a row whose location comes back as a cold entry and is
-// verified again by its promotion. Neither is unsafe. Close flushes the
-// queue, stops the writer and closes the database.
+// wait for the database: they compose the write into the pending change
+// of its row (a mutex and a reused map and slice; no allocation in steady
+// state) and one writer goroutine, owned by the DB, commits the pending
+// changes in batches, one transaction per batch. Writes to one row
+// coalesce: any run of them comes down to some Removes followed by some
+// Adds, so an Add undone by a Remove before either is committed costs
+// nothing (Stats.Coalesced), and the memory held is one change per row,
+// however many writes. Rows inserted afresh still get ids in the order of
+// their Adds. Flush waits until everything queued before it is committed.
+//
+// The pending work is bounded (Options.QueueLimit, in rows; at most twice
+// that is held, half gathering while the writer commits the other half).
+// Past the bound the oldest rows are dropped and counted (Stats.Dropped),
+// with a log line at most once a minute; Add and Remove never block. A
+// dropped Add loses a row (the location is not restored after a
+// restart); a dropped Remove leaves a row whose location comes back as a
+// cold entry and is verified again by its promotion. Neither is unsafe.
+//
+// # Failures
+//
+// A batch that fails to commit (a full disk, an I/O error, a lock held
+// past the busy timeout) is kept, and the writes queued meanwhile merge
+// into it. The writer tries again after Options.RetryMin (100 ms), doubling
+// the wait with each failure up to Options.RetryMax (10 s), less a random
+// part of up to half; Flush asks for a try at once. So once the disk has
+// room again no write is lost, other than those past the bound. The log
+// holds a warning with the error at the first failure, at most one line a
+// minute while the failures go on (how many, how much is pending), and one
+// line "writes resumed after N failures, T" at the first commit that works
+// again. Stats tells the same: Failures, Retries, Failing, LastError.
+//
+// Flush returns an error when the commit it asked for failed (the writes
+// are kept and retried), and nil once they are committed: a failure that
+// was recovered from is not reported later, by Flush or by Close. Close
+// commits what is pending, once; if that fails it gives the writes up and
+// returns an error that says how many were lost.
 //
 // # Connection
 //
-// As in sqlitestore: WAL journal with synchronous=NORMAL (a commit survives
+// internal/sqlitedb opens the database; a data directory or database file
+// that cannot be written fails Open with an error that says so. As in
+// sqlitestore: WAL journal with synchronous=NORMAL (a commit survives
 // a process crash or SIGKILL; only a power loss may lose the last commits,
 // never consistency) and a busy timeout, here on every connection through
 // the DSN. The DB uses one connection: the writer and Load are serialized

@@ -1,0 +1,38 @@
+package sqlitepersist
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// clock is the writer's time: the batch delay, the back-off between
+// retries and the pacing of its log lines. Tests replace it.
+type clock interface {
+	Now() time.Time
+	// After returns a channel that receives once d has passed, and a
+	// function that releases it early.
+	After(d time.Duration) (<-chan time.Time, func())
+}
+
+// realClock is the clock of a DB outside tests.
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) After(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
+}
+
+// backoff returns the wait before retry number n (1 for the first retry
+// after a failure): lo doubling per failure up to hi, of which a random
+// part up to half is taken off, so that processes that failed together
+// do not retry in step.
+func backoff(n uint64, lo, hi time.Duration) time.Duration {
+	d := lo
+	for i := uint64(1); i < n && d < hi; i++ {
+		d *= 2
+	}
+	d = min(d, hi)
+	return d - rand.N(d/2+1)
+}
