@@ -11,7 +11,10 @@ type Teleport struct {
 	X      int64  `json:"x"`
 	Y      int64  `json:"y"`
 	Z      int64  `json:"z"`
-	Biome  string `json:"biome"`
+	// StandY is the height the player's feet rest at: Y above a full
+	// block, lower above a slab, snow layer, carpet, path or farmland.
+	StandY float64 `json:"standY"`
+	Biome  string  `json:"biome"`
 	// Sink names the sink that served the location.
 	Sink string `json:"sink"`
 	// WaitedMs is how long the request waited, in milliseconds.

@@ -18,8 +18,8 @@ func TestJSON(t *testing.T) {
 	player, owner := "steve", "town"
 	wait, capacity := int64(250), int64(8)
 	x1, z1, x2, z2 := int64(-10), int64(-20), int64(10), int64(20)
-	tp := Teleport{ID: 7, Region: "r", World: "w", X: 1, Y: 64, Z: -3, Biome: "plains", Sink: "login", WaitedMs: 1.5}
-	const tpJSON = `{"id":7,"region":"r","world":"w","x":1,"y":64,"z":-3,"biome":"plains","sink":"login","waitedMs":1.5}`
+	tp := Teleport{ID: 7, Region: "r", World: "w", X: 1, Y: 64, Z: -3, StandY: 63.5, Biome: "plains", Sink: "login", WaitedMs: 1.5}
+	const tpJSON = `{"id":7,"region":"r","world":"w","x":1,"y":64,"z":-3,"standY":63.5,"biome":"plains","sink":"login","waitedMs":1.5}`
 	for _, c := range []struct {
 		name string
 		v    any

@@ -39,7 +39,9 @@ type Teleport struct {
 	X      int64  `json:"x"`
 	Y      int64  `json:"y"`
 	Z      int64  `json:"z"`
-	Biome  string `json:"biome"`
+	// StandY is the height the player's feet rest at (see api.Teleport).
+	StandY float64 `json:"standY"`
+	Biome  string  `json:"biome"`
 	// Sink names the sink that served the location.
 	Sink string `json:"sink"`
 	// Waited is how long the request waited (waitedMs in the JSON).
@@ -53,14 +55,14 @@ func (t *Teleport) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*t = Teleport{ID: j.ID, Region: j.Region, World: j.World, X: j.X, Y: j.Y, Z: j.Z,
-		Biome: j.Biome, Sink: j.Sink, Waited: fromMs(j.WaitedMs)}
+		StandY: j.StandY, Biome: j.Biome, Sink: j.Sink, Waited: fromMs(j.WaitedMs)}
 	return nil
 }
 
 // MarshalJSON writes the API's form.
 func (t Teleport) MarshalJSON() ([]byte, error) {
 	return json.Marshal(api.Teleport{ID: t.ID, Region: t.Region, World: t.World, X: t.X, Y: t.Y, Z: t.Z,
-		Biome: t.Biome, Sink: t.Sink, WaitedMs: float64(t.Waited) / float64(time.Millisecond)})
+		StandY: t.StandY, Biome: t.Biome, Sink: t.Sink, WaitedMs: float64(t.Waited) / float64(time.Millisecond)})
 }
 
 // Reservation is a network reservation: the token holding it, the

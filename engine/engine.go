@@ -80,6 +80,12 @@ type Options struct {
 	// fill; negative: no bound but each region's MaxScreens (for a process
 	// that answers no requests, such as rtp pregen).
 	ScreenWorkers int
+	// WatchPeriod is how often Run polls each Minecraft world's region
+	// files for chunks the game rewrote, dropping the cached places of
+	// those chunks (see DefaultWatchPeriod). Default 0:
+	// DefaultWatchPeriod (1 s); negative: no watching (cached places are
+	// never checked for changes on disk).
+	WatchPeriod time.Duration
 }
 
 // screenGate returns the gate for Options.ScreenWorkers (opt) over the
@@ -165,6 +171,7 @@ type worldState struct {
 	source   world.Source
 	closer   io.Closer // the region-file reader of a Minecraft world
 	resident *world.Resident
+	watch    *watcher // Minecraft worlds, unless Options.WatchPeriod < 0
 }
 
 // New opens what cfg names and builds every world and region (see the
@@ -203,7 +210,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.policy.Store(policy)
-	if e.claims, err = claims.Open(ctx, cfg.InDataDir(ClaimsFile), claims.Options{Clock: opts.Clock}); err != nil {
+	if e.claims, err = claims.Open(ctx, cfg.InDataDir(ClaimsFile), claims.Options{Clock: opts.Clock, Logger: e.log}); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	if e.db, err = sqlitepersist.Open(ctx, cfg.DatabasePath(), sqlitepersist.Options{Logger: e.log}); err != nil {
@@ -232,7 +239,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 			w, err = e.openProcedural(ctx, name, wc, archivePath(cfg, procedural, name))
 			procedural++
 		} else {
-			w, err = e.openMinecraft(name, wc)
+			w, err = e.openMinecraft(ctx, name, wc)
 		}
 		if err != nil {
 			return nil, err
@@ -272,7 +279,7 @@ func archivePath(cfg *config.Config, n int, world string) string {
 
 // openMinecraft builds a Minecraft world: its save folder read through
 // world/anvil (read-only), behind a resident store.
-func (e *Engine) openMinecraft(name string, wc config.World) (*worldState, error) {
+func (e *Engine) openMinecraft(ctx context.Context, name string, wc config.World) (*worldState, error) {
 	opts, err := wc.AnvilOptions()
 	if err != nil {
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
@@ -281,8 +288,12 @@ func (e *Engine) openMinecraft(name string, wc config.World) (*worldState, error
 	if err != nil {
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}
-	w := &worldState{name: name, source: src, closer: src}
-	w.resident = world.NewResident(src, world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name)})
+	w := &worldState{name: name, source: src, closer: src, watch: e.newWatcher(ctx, name, src)}
+	ropts := world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name)}
+	if w.watch != nil {
+		ropts.Epochs = w.watch.epochs
+	}
+	w.resident = world.NewResident(src, ropts)
 	return w, nil
 }
 
@@ -352,7 +363,7 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
 	}
-	checker, err := safety.New(rc.Safety)
+	checker, err := safety.NewWithOptions(rc.Safety, safety.Options{Logger: e.log.With("region", name)})
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
 	}
@@ -377,6 +388,10 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 		leaseTTL:   rc.Sinks.Network.Lease,
 		firstPulse: make(chan struct{}),
 		marks:      make(chan geom.Block, markQueue),
+		placed:     newPlacements(),
+	}
+	if w.watch != nil {
+		w.watch.perRegion[name] = &regionWatch{}
 	}
 	r.period.Store(int64(rc.Pulse))
 	r.unique.Store(rc.UniquePlacement.Radius)
@@ -391,9 +406,13 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	mopts.Clock = e.opts.Clock
 	r.mem, err = memory.Open(r.memPath, mopts)
 	var ce *memory.CorruptError
+	var se *memory.ShapeMismatchError
 	switch {
 	case errors.As(err, &ce) && r.mem != nil:
 		r.log.Warn("engine: memory file corrupt; moved aside, starting empty", "path", r.memPath, "movedTo", ce.MovedTo, "err", err)
+	case errors.As(err, &se) && r.mem != nil:
+		// Never apply runs to other chunks than they were learnt on.
+		r.log.Warn("engine: memory file built for another shape; moved aside, starting empty", "path", r.memPath, "movedTo", se.MovedTo, "err", err)
 	case err != nil:
 		return nil, fmt.Errorf("engine: region %q: memory: %w", name, err)
 	}
@@ -532,6 +551,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		wg.Go(func() { r.markLoop(runCtx) })
 	}
 	wg.Go(func() { e.sweepLoop(runCtx) })
+	for _, w := range e.worlds {
+		if w.watch != nil {
+			wg.Go(func() { e.watchLoop(runCtx, w) })
+		}
+	}
 	select {
 	case <-ctx.Done():
 	case <-e.stopping: // Close called meanwhile
@@ -660,12 +684,18 @@ type Stats struct {
 	Latency Latency `json:"latency"`
 	// Served counts the locations handed out, by the name of the sink
 	// that served them.
-	Served   map[string]uint64   `json:"served"`
-	Handouts HandoutStats        `json:"handouts"`
-	Unique   UniqueStats         `json:"unique"`
-	Pipeline pipeline.Stats      `json:"pipeline"`
-	Memory   memory.Stats        `json:"memory"`
-	Resident world.ResidentStats `json:"resident"` // the region's world's store
+	Served   map[string]uint64 `json:"served"`
+	Handouts HandoutStats      `json:"handouts"`
+	Unique   UniqueStats       `json:"unique"`
+	// UnknownBlocks counts the block names the collision data does not
+	// know, which are never landed on.
+	UnknownBlocks safety.UnknownStats `json:"unknownBlocks"`
+	Pipeline      pipeline.Stats      `json:"pipeline"`
+	Memory        memory.Stats        `json:"memory"`
+	Resident      world.ResidentStats `json:"resident"` // the region's world's store
+	// Watch describes the change watcher of a Minecraft world; nil for
+	// other worlds or with watching off.
+	Watch *WatchStats `json:"watch,omitempty"`
 }
 
 // HandoutStats count the locations handed out by a region and how their
@@ -687,9 +717,13 @@ type UniqueStats struct {
 	Chunks uint64 `json:"chunks"`
 	// Lost counts places not marked because the queue of marks was full.
 	Lost uint64 `json:"lost"`
-	// Dropped counts cached locations found inside a marked area when
-	// taken, and closed instead of handed out.
+	// Dropped counts cached locations found inside a marked area, or too
+	// close to a place handed out since they were cached, when taken, and
+	// closed instead of handed out.
 	Dropped uint64 `json:"dropped"`
+	// SpotChunks is the number of chunks holding spots handed out whose
+	// marks have not expired.
+	SpotChunks int `json:"spotChunks"`
 }
 
 // Stats returns the stats of a region. It fails with an *Error of
@@ -717,15 +751,18 @@ func (e *Engine) Stats(region string) (Stats, error) {
 			Expired:   r.ctr.expired.Load(),
 		},
 		Unique: UniqueStats{
-			Radius:  r.unique.Load(),
-			Marked:  r.ctr.marked.Load(),
-			Chunks:  r.ctr.markedChunks.Load(),
-			Lost:    r.ctr.marksLost.Load(),
-			Dropped: r.ctr.dropped.Load(),
+			Radius:     r.unique.Load(),
+			Marked:     r.ctr.marked.Load(),
+			Chunks:     r.ctr.markedChunks.Load(),
+			Lost:       r.ctr.marksLost.Load(),
+			Dropped:    r.ctr.dropped.Load(),
+			SpotChunks: r.placed.len(),
 		},
-		Pipeline: r.pipe.Stats(),
-		Memory:   r.mem.Stats(),
-		Resident: r.world.resident.Stats(),
+		UnknownBlocks: r.checker.Unknown(),
+		Pipeline:      r.pipe.Stats(),
+		Memory:        r.mem.Stats(),
+		Resident:      r.world.resident.Stats(),
+		Watch:         r.world.watch.stats(region),
 	}, nil
 }
 

@@ -214,7 +214,11 @@ func (e *Engine) redeem(r *Region, token string, start time.Time) (Location, err
 		return Location{}, networkError(r.name, err)
 	}
 	// A leased location was promised: it is handed out even inside an
-	// area marked since (unique placement).
+	// area marked since (unique placement), and its spot recorded.
+	if radius := r.unique.Load(); radius > 0 {
+		now := e.opts.Clock()
+		r.placed.claim(h.Block(), 1, now, r.markSince(now))
+	}
 	return e.handOut(r, h, n.Name(), start)
 }
 

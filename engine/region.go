@@ -57,6 +57,7 @@ type Region struct {
 	names   struct{ login, network, personal string }
 
 	latency histogram
+	placed  *placements     // the spots handed out (unique placement)
 	marks   chan geom.Block // places whose area awaits its marks
 	ctr     struct {
 		open                 atomic.Int64
@@ -175,7 +176,17 @@ func (r *Region) screen(ctx context.Context, c geom.Chunk) (pipeline.Screened, e
 	case err != nil:
 		return pipeline.Screened{}, fmt.Errorf("engine: summary of %v: %w", c, err)
 	}
-	x, z, y, cause, ok := r.checker.Screen(ch)
+	var skip func(x, z int) bool
+	if radius := r.unique.Load(); radius > 0 {
+		ex := r.placed.excluded(c, radius, r.markSince(r.e.opts.Clock()))
+		if ex != [4]uint64{} {
+			skip = func(x, z int) bool {
+				i := z*world.ChunkSize + x
+				return ex[i>>6]&(1<<(i&63)) != 0
+			}
+		}
+	}
+	x, z, y, cause, ok := r.checker.ScreenExcept(ch, nil, skip)
 	if !ok {
 		return pipeline.Screened{Cause: cause}, nil
 	}
@@ -272,6 +283,8 @@ func (r *Region) queueMark(b geom.Block) {
 // marks those still queued. After each batch it rebuilds the memory
 // table, so that the marks count at once (IsBad, draws).
 func (r *Region) markLoop(ctx context.Context) {
+	sweep := time.NewTicker(spotSweep)
+	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -281,9 +294,20 @@ func (r *Region) markLoop(ctx context.Context) {
 			r.markArea(b)
 			r.drainMarks()
 			r.mem.Rebuild()
+		case <-sweep.C:
+			r.placed.sweep(r.markSince(r.e.opts.Clock()))
 		}
 	}
 }
+
+// spotSweep is how often the spots whose marks expired are forgotten.
+const spotSweep = time.Minute
+
+// marksChunks reports whether a unique-placement radius can leave a chunk
+// without a column, so that a hand-out must mark chunks in memory (see
+// markArea): a chunk's farthest column from any of its columns is at
+// most 8 blocks away on each axis.
+func marksChunks(radius int64) bool { return radius*radius > 2*8*8 }
 
 // drainMarks marks the areas of every place queued, without waiting.
 func (r *Region) drainMarks() {
@@ -297,9 +321,11 @@ func (r *Region) drainMarks() {
 	}
 }
 
-// markArea records every chunk of the region's shape whose centre lies
-// within the unique-placement radius of b, and b's own chunk, as rejected
-// with memory.CauseUniquePlacement.
+// markArea records as rejected, with memory.CauseUniquePlacement, the
+// chunks of the region's shape that the unique-placement radius around b
+// leaves no column of: those entirely within the radius. Past
+// maxColumnRadius, where spots are spaced chunk by chunk, every chunk
+// whose centre lies within the radius is marked, and b's own chunk.
 func (r *Region) markArea(b geom.Block) {
 	radius := r.unique.Load()
 	if radius <= 0 {
@@ -309,13 +335,21 @@ func (r *Region) markArea(b geom.Block) {
 	own := b.Chunk()
 	lo := geom.Block{X: b.X - radius, Z: b.Z - radius}.Chunk()
 	hi := geom.Block{X: b.X + radius, Z: b.Z + radius}.Chunk()
+	r2 := radius * radius
+	within := func(x, z int64) bool { dx, dz := x-b.X, z-b.Z; return dx*dx+dz*dz < r2 }
 	for cz := lo.Z; cz <= hi.Z; cz++ {
 		for cx := lo.X; cx <= hi.X; cx++ {
 			c := geom.Chunk{X: cx, Z: cz}
-			m := c.Center()
-			dx, dz := m.X-b.X, m.Z-b.Z
-			if c != own && dx*dx+dz*dz > radius*radius {
-				continue
+			if radius > maxColumnRadius {
+				if m := c.Center(); c != own && !within(m.X, m.Z) {
+					continue
+				}
+			} else {
+				o := c.Origin()
+				const e = world.ChunkSize - 1
+				if !within(o.X, o.Z) || !within(o.X+e, o.Z) || !within(o.X, o.Z+e) || !within(o.X+e, o.Z+e) {
+					continue
+				}
 			}
 			if !r.shape.Contains(c) {
 				continue

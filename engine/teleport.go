@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/world"
 )
@@ -98,6 +99,11 @@ type Location struct {
 	X      int64  `json:"x"`
 	Y      int64  `json:"y"`
 	Z      int64  `json:"z"`
+	// StandY is the height the player's feet rest at: Y above a full
+	// block, lower above a lower top face (Y-0.5 above a bottom slab; see
+	// safety.Checker.StandY). Teleporting to Y is safe too: the player
+	// then drops less than a block.
+	StandY float64 `json:"standY"`
 	// Biome is the biome of the landing column ("minecraft:plains"), read
 	// from the reserved chunk; "" when it could not be read.
 	Biome string `json:"biome"`
@@ -148,12 +154,15 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 		if l == nil {
 			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonNoSink}
 		}
-		if h, ok := l.Take(); ok {
-			if r.unique.Load() > 0 && r.mem.IsBad(h.Index) {
-				r.drop(h)
-			} else {
+		for {
+			h, ok := l.Take()
+			if !ok {
+				break
+			}
+			if r.admit(h) {
 				return e.handOut(r, h, l.Name(), start)
 			}
+			r.drop(h)
 		}
 		return e.serve(ctx, r, r.sinkSource(r.pipe.General()), start)
 	case SinkPersonal, r.names.personal:
@@ -258,16 +267,16 @@ func (e *Engine) serve(ctx context.Context, r *Region, src source, start time.Ti
 	}
 }
 
-// take takes an entry from src. With unique placement on, entries whose
-// chunk memory holds as rejected (marked since they were cached) are
-// closed and skipped: one lock-free IsBad lookup per entry.
+// take takes an entry from src. With unique placement on, entries that
+// admit refuses (inside an area marked since they were cached, or too
+// close to a place handed out since) are closed and skipped.
 func (e *Engine) take(r *Region, src *source) (*pipeline.Hot, bool) {
 	for {
 		h, ok := src.take()
 		if !ok {
 			return nil, false
 		}
-		if r.unique.Load() > 0 && r.mem.IsBad(h.Index) {
+		if !r.admit(h) {
 			r.drop(h)
 			continue
 		}
@@ -275,7 +284,29 @@ func (e *Engine) take(r *Region, src *source) (*pipeline.Hot, bool) {
 	}
 }
 
-// drop closes an entry taken from a sink inside a marked area.
+// admit decides whether the entry h, just taken from a sink, may be
+// handed out under unique placement, and if so records its spot: its
+// chunk must not be marked in memory, and no place closer than the
+// radius may have been handed out since it was cached. Without unique
+// placement it admits everything.
+func (r *Region) admit(h *pipeline.Hot) bool {
+	radius := r.unique.Load()
+	if radius <= 0 {
+		return true
+	}
+	if r.mem.IsBad(h.Index) {
+		return false
+	}
+	now := r.e.opts.Clock()
+	return r.placed.claim(h.Block(), radius, now, r.markSince(now))
+}
+
+// markSince returns the time before which placement marks have expired.
+func (r *Region) markSince(now time.Time) time.Time {
+	return now.Add(-r.e.ttl(memory.CauseUniquePlacement, ""))
+}
+
+// drop closes an entry taken from a sink that admit refused.
 func (r *Region) drop(h *pipeline.Hot) {
 	h.Close()
 	r.ctr.dropped.Add(1)
@@ -290,17 +321,28 @@ func (e *Engine) handOut(r *Region, h *pipeline.Hot, sink string, start time.Tim
 	}
 	loc := Location{
 		ID: id, Region: r.name, World: h.World, X: h.X, Y: h.Y, Z: h.Z,
-		Biome: biomeOf(h), Sink: sink,
+		StandY: r.standY(h), Biome: biomeOf(h), Sink: sink,
 	}
 	if c := r.served[sink]; c != nil {
 		c.Add(1)
 	}
-	if r.unique.Load() > 0 {
+	if marksChunks(r.unique.Load()) {
 		r.queueMark(h.Block())
 	}
 	loc.Waited = time.Since(start)
 	r.latency.Record(loc.Waited)
 	return loc, nil
+}
+
+// standY returns the height h's player stands at, read from its reserved
+// chunk, or h.Y when the reservation is closed.
+func (r *Region) standY(h *pipeline.Hot) float64 {
+	ch := h.Res.Chunk()
+	if ch == nil {
+		return float64(h.Y)
+	}
+	x, z := h.Block().Local()
+	return r.checker.StandY(ch, x, int(h.Y), z)
 }
 
 // biomeOf returns the biome name of h's landing column, read from its
@@ -363,8 +405,7 @@ func (e *Engine) Complete(id uint64) error {
 // Cancel closes the reservation of a location handed out by Teleport or
 // Redeem whose player gave up, and gives the location, still valid, back
 // to its region's cold stage, from where it is promoted again. With
-// unique placement on, the area around the location was marked when it
-// was handed out, so it is not given back (a promotion would refuse it).
+// unique placement on, its spot is released: it may be handed out again.
 // An ID not handed out, or closed already, is an *Error of
 // ReasonUnknownID.
 func (e *Engine) Cancel(id uint64) error {
@@ -374,7 +415,13 @@ func (e *Engine) Cancel(id uint64) error {
 	}
 	ho.h.Close()
 	ho.r.ctr.cancelled.Add(1)
-	if ho.r.unique.Load() == 0 && !e.stopped() {
+	if ho.r.unique.Load() > 0 {
+		// The spot is free again. A large radius also marked the chunks
+		// around it in memory, which then refuses the location's
+		// promotion: it costs a promotion, not a wrong place.
+		ho.r.placed.release(ho.h.Block())
+	}
+	if !e.stopped() {
 		ho.r.pipe.Cold().Offer(ho.h.Location)
 	}
 	return nil

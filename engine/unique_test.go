@@ -101,23 +101,21 @@ func TestUniquePlacement(t *testing.T) {
 			loc := teleport2(t, e, "spread", engine.Request{Player: "p"})
 			b := geom.Block{X: loc.X, Z: loc.Z}
 			for _, p := range prev {
-				pb := geom.Block{X: p.X, Z: p.Z}
-				m := b.Chunk().Center()
-				dx, dz := m.X-pb.X, m.Z-pb.Z
-				if b.Chunk() == pb.Chunk() || dx*dx+dz*dz <= radius*radius {
-					t.Errorf("location %v lands in the area marked around %v", b, pb)
+				if dx, dz := b.X-p.X, b.Z-p.Z; dx*dx+dz*dz < radius*radius {
+					t.Errorf("location %v lands closer than %d blocks to %v", b, radius, geom.Block{X: p.X, Z: p.Z})
 				}
 			}
 			waitFor(t, "the marks of "+b.String(), func() bool { return isBad(t, r, b.Chunk()) })
-			// Every chunk of the shape whose centre is within the radius
-			// is marked.
+			// Every chunk of the shape that lies wholly within the radius
+			// is marked: none of its columns may be handed out.
+			within := func(x, z int64) bool { dx, dz := x-b.X, z-b.Z; return dx*dx+dz*dz < radius*radius }
 			for cz := (b.Z - radius) >> 4; cz <= (b.Z+radius)>>4; cz++ {
 				for cx := (b.X - radius) >> 4; cx <= (b.X+radius)>>4; cx++ {
 					c := geom.Chunk{X: cx, Z: cz}
-					m := c.Center()
-					dx, dz := m.X-b.X, m.Z-b.Z
-					if r.Shape().Contains(c) && dx*dx+dz*dz <= radius*radius && !isBad(t, r, c) {
-						t.Errorf("chunk %v within %d blocks of %v is not marked", c, radius, b)
+					o := c.Origin()
+					whole := within(o.X, o.Z) && within(o.X+15, o.Z) && within(o.X, o.Z+15) && within(o.X+15, o.Z+15)
+					if r.Shape().Contains(c) && whole && !isBad(t, r, c) {
+						t.Errorf("chunk %v wholly within %d blocks of %v is not marked", c, radius, b)
 					}
 				}
 			}

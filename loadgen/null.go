@@ -40,7 +40,7 @@ func NullHandler() http.Handler {
 		}
 		nullJSON(w, http.StatusOK, api.Teleport{
 			ID: id, Region: r.PathValue("region"), World: "null",
-			X: int64(id % 4096), Y: 64, Z: int64(id / 4096 % 4096),
+			X: int64(id % 4096), Y: 64, Z: int64(id / 4096 % 4096), StandY: 64,
 			Biome: "minecraft:plains", Sink: sink,
 		})
 	})

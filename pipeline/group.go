@@ -93,6 +93,11 @@ func (g *GroupSink) Take(k int) ([]*Hot, error) {
 			g.p.recordMiss(g.name)
 			return nil, ErrMiss
 		}
+		if g.anyChanged(s) {
+			g.c.changed.Add(1)
+			g.ring.Dispose(s)
+			continue
+		}
 		if !g.allLive(s) || len(s.Members) < k {
 			g.c.stale.Add(1)
 			g.ring.Dispose(s)
@@ -122,6 +127,21 @@ func (g *GroupSink) split(s *Subspace, k int) (taken, rest *Subspace) {
 	return taken, rest
 }
 
+// anyChanged reports whether a member's chunk changed since it was
+// checked: the subspace is then disposed whole (its members were placed
+// together).
+func (g *GroupSink) anyChanged(s *Subspace) bool {
+	if s == nil {
+		return false
+	}
+	for _, m := range s.Members {
+		if m.changed() {
+			return true
+		}
+	}
+	return false
+}
+
 func (g *GroupSink) allLive(s *Subspace) bool {
 	if s == nil || len(s.Members) == 0 {
 		return false
@@ -148,7 +168,7 @@ func (g *GroupSink) Accepts(s *Subspace) bool {
 		return false
 	}
 	for _, m := range s.Members {
-		if !m.live() {
+		if !m.live() || m.changed() {
 			return false
 		}
 	}

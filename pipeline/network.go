@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,20 +124,11 @@ func (n *NetworkSink) Reserve(t Token) (Location, error) {
 		return loc, err
 	}
 	n.pool.d.requests.Add(1)
-	var h *Hot
-	for {
-		var ok bool
-		h, ok = n.pool.ring.PollSilent()
-		if !ok {
-			n.pool.c.misses.Add(1)
-			n.pool.p.recordMiss(n.pool.name)
-			return Location{}, ErrMiss
-		}
-		if h.live() {
-			break
-		}
-		n.pool.c.stale.Add(1)
-		n.pool.ring.Dispose(h)
+	h, ok := n.pollFresh()
+	if !ok {
+		n.pool.c.misses.Add(1)
+		n.pool.p.recordMiss(n.pool.name)
+		return Location{}, ErrMiss
 	}
 	n.mu.Lock()
 	if l, ok := n.leases[t]; ok {
@@ -187,9 +179,36 @@ func (n *NetworkSink) answer(l *lease, now time.Time) (Location, error) {
 	return l.h.Location, nil
 }
 
+// pollFresh takes the oldest pool entry that is live and whose chunk has
+// not changed, disposing the others through the pool (counted as stale or
+// changed). The entry is in transit: its row is kept.
+func (n *NetworkSink) pollFresh() (*Hot, bool) {
+	for {
+		h, ok := n.pool.ring.PollSilent()
+		if !ok {
+			return nil, false
+		}
+		switch {
+		case h.changed():
+			n.pool.c.changed.Add(1)
+		case h.live():
+			return h, true
+		default:
+			n.pool.c.stale.Add(1)
+		}
+		n.pool.ring.Dispose(h)
+	}
+}
+
 // Redeem hands the location leased to t to the caller, who closes it with
 // Hot.Close once the player has moved. It fails with ErrInvalidToken,
 // ErrUnknownToken, ErrRedeemed or ErrLeaseExpired.
+//
+// When the leased location's chunk changed since it was checked
+// (Hot.Changed), that entry is disposed and the oldest fresh entry of the
+// pool is handed out in its place; with none ready, Redeem fails with an
+// error wrapping ErrMiss and the lease ends (a retry is told
+// ErrLeaseExpired).
 func (n *NetworkSink) Redeem(t Token) (*Hot, error) {
 	if !n.valid(t) {
 		return nil, ErrInvalidToken
@@ -209,8 +228,23 @@ func (n *NetworkSink) Redeem(t Token) (*Hot, error) {
 		return nil, ErrLeaseExpired
 	}
 	h := l.h
-	l.h, l.redeemed = nil, true
+	changed := h.changed()
+	l.h, l.redeemed = nil, !changed
 	n.mu.Unlock()
+	if changed {
+		n.pool.c.changed.Add(1)
+		n.pool.ring.Dispose(h)
+		var ok bool
+		if h, ok = n.pollFresh(); !ok {
+			n.pool.c.misses.Add(1)
+			n.pool.p.recordMiss(n.pool.name)
+			return nil, fmt.Errorf("pipeline: the leased location's chunk changed and %w", ErrMiss)
+		}
+		n.mu.Lock()
+		l.redeemed = true
+		n.mu.Unlock()
+		n.pool.c.hits.Add(1)
+	}
 	n.pool.p.rowRemove(h.Location) // egress, as a Poll would
 	n.pool.p.held.release(h.Index)
 	return h, nil
@@ -265,6 +299,11 @@ func (n *NetworkSink) expire(now time.Time) int {
 // returnToPool puts an unleased entry back in the pool, or demotes it to
 // cold when the pool has no room.
 func (n *NetworkSink) returnToPool(h *Hot) {
+	if h.changed() {
+		n.pool.c.changed.Add(1)
+		n.pool.ring.Dispose(h)
+		return
+	}
 	if h.live() && n.pool.room() > 0 && n.pool.ring.OfferSilent(h) {
 		n.pool.landed.Store(true)
 		return

@@ -84,16 +84,28 @@ func (ps *PersonalSink) Close(player string) bool {
 	return ps.keyed.CloseKey(player)
 }
 
-// Take hands out a location from player's bucket, like Sink.Take.
+// Take hands out a location from player's bucket, like Sink.Take
+// (entries whose chunk changed are disposed and skipped).
 func (ps *PersonalSink) Take(player string) (*Hot, bool) {
 	ps.d.requests.Add(1)
+	bucket, open := ps.keyed.Get(player)
 	for {
-		h, ok := ps.keyed.Poll(player)
+		var h *Hot
+		ok := false
+		if open {
+			h, ok = bucket.PollSilent()
+		}
 		if !ok {
 			ps.c.misses.Add(1)
 			ps.p.recordMiss(ps.name)
 			return nil, false
 		}
+		if h.changed() {
+			ps.c.changed.Add(1)
+			bucket.Dispose(h)
+			continue
+		}
+		ps.p.rowRemove(h.Location) // egress, as a Poll would
 		if h.live() {
 			ps.c.hits.Add(1)
 			ps.p.held.release(h.Index)
@@ -190,7 +202,7 @@ func (ps *PersonalSink) ColdSource() stage.Stage[Location] { return ps.p.cold }
 
 // Accepts implements HotSink: fails closed, then the sink's criteria.
 func (ps *PersonalSink) Accepts(h *Hot) bool {
-	if !h.live() {
+	if !h.live() || h.changed() {
 		return false
 	}
 	return ps.crit.accepts(h, ps.p.opts.Check)

@@ -85,6 +85,7 @@ type counters struct {
 	rowAdds, rowRemoves, mismatched                    atomic.Uint64
 	screenRejects, promotionRejects                    [stage.ReasonError + 1]atomic.Uint64
 	memoryErrors, duplicates, callbackPanics, knownBad atomic.Uint64
+	changedCold                                        atomic.Uint64
 }
 
 // New makes the pipeline of one region. It does no I/O: call Restore to

@@ -234,6 +234,7 @@ func quotaFor(rate float64, horizon time.Duration, floor, capacity int64) int64 
 // sinkCounters are the counters of one sink.
 type sinkCounters struct {
 	hits, misses, stale     atomic.Uint64
+	changed                 atomic.Uint64
 	promotions, mismatched  atomic.Uint64
 	transfersIn, transfersO atomic.Uint64
 	demotions, trims        atomic.Uint64
@@ -297,7 +298,7 @@ func (s *Sink) ColdSource() stage.Stage[Location] { return s.p.cold }
 // closed reservation, without reading any chunk, then checks the sink's
 // criteria and the safety check on the resident chunk.
 func (s *Sink) Accepts(h *Hot) bool {
-	if !h.live() {
+	if !h.live() || h.changed() {
 		return false
 	}
 	return s.crit.accepts(h, s.p.opts.Check)
@@ -338,16 +339,25 @@ func (s *Sink) SetCapacity(n int) {
 
 // Take hands out the oldest ready entry, which then belongs to the caller
 // (who closes it with Hot.Close once done). Its row is removed. On a miss
-// it records the fill of every sink. Take does not allocate.
+// it records the fill of every sink. An entry whose chunk changed since it
+// was checked (Hot.Changed) is disposed through the sink, counted in
+// SinkStats.Changed, and Take goes on to the next one. Take does not
+// allocate.
 func (s *Sink) Take() (*Hot, bool) {
 	s.d.requests.Add(1)
 	for {
-		h, ok := s.ring.Poll()
+		h, ok := s.ring.PollSilent()
 		if !ok {
 			s.c.misses.Add(1)
 			s.p.recordMiss(s.name)
 			return nil, false
 		}
+		if h.changed() {
+			s.c.changed.Add(1)
+			s.ring.Dispose(h)
+			continue
+		}
+		s.p.rowRemove(h.Location) // egress, as a Poll would
 		if h.live() {
 			s.c.hits.Add(1)
 			s.p.held.release(h.Index)
@@ -357,7 +367,18 @@ func (s *Sink) Take() (*Hot, bool) {
 	}
 }
 
-// dropStale ends an entry polled with Poll (its row is gone) whose
+// changed reports whether the chunk of h changed at its source since the
+// reservation's copy was loaded (world.Reservation.Stale): the place was
+// checked against data that is no longer the world's. It is false for an
+// entry without a reservation, and never dereferences a nil one.
+func (h *Hot) changed() bool { return h != nil && h.Res.Stale() }
+
+// Changed reports whether the chunk of h changed at its source since it
+// was checked: the place may no longer be safe. Every hand-out of the
+// pipeline skips such entries; a caller holding one may check again.
+func (h *Hot) Changed() bool { return h.changed() }
+
+// dropStale ends an entry taken out (its row is gone) whose
 // reservation was closed under it: the location is still verified, so it
 // goes back to cold as an ingress.
 func (s *Sink) dropStale(h *Hot) {

@@ -23,23 +23,27 @@ type MissRecord struct {
 
 // SinkStats describe one sink.
 type SinkStats struct {
-	Name         string  `json:"name"`
-	Kind         string  `json:"kind"`
-	Fill         int     `json:"fill"`
-	Capacity     int     `json:"capacity"`
-	Quota        int     `json:"quota"`
-	Leased       int     `json:"leased,omitempty"` // network: entries held by tokens
-	Demand       float64 `json:"demand"`           // requests per second (EWMA)
-	Pending      int     `json:"pending"`          // promotions in flight
-	Hits         uint64  `json:"hits"`
-	Misses       uint64  `json:"misses"`
-	Stale        uint64  `json:"stale"` // entries found with a closed reservation
-	Promotions   uint64  `json:"promotions"`
-	Mismatched   uint64  `json:"mismatched"` // promoted but refused by the sink's criteria
-	TransfersIn  uint64  `json:"transfersIn"`
-	TransfersOut uint64  `json:"transfersOut"`
-	Demotions    uint64  `json:"demotions"`
-	Trims        uint64  `json:"trims"`
+	Name     string  `json:"name"`
+	Kind     string  `json:"kind"`
+	Fill     int     `json:"fill"`
+	Capacity int     `json:"capacity"`
+	Quota    int     `json:"quota"`
+	Leased   int     `json:"leased,omitempty"` // network: entries held by tokens
+	Demand   float64 `json:"demand"`           // requests per second (EWMA)
+	Pending  int     `json:"pending"`          // promotions in flight
+	Hits     uint64  `json:"hits"`
+	Misses   uint64  `json:"misses"`
+	Stale    uint64  `json:"stale"` // entries found with a closed reservation
+	// Changed counts entries disposed because their chunk changed at the
+	// source since they were checked (found at a take, or by
+	// Pipeline.DropChanged).
+	Changed      uint64 `json:"changed"`
+	Promotions   uint64 `json:"promotions"`
+	Mismatched   uint64 `json:"mismatched"` // promoted but refused by the sink's criteria
+	TransfersIn  uint64 `json:"transfersIn"`
+	TransfersOut uint64 `json:"transfersOut"`
+	Demotions    uint64 `json:"demotions"`
+	Trims        uint64 `json:"trims"`
 }
 
 // ReservationStats count the closes of reservations held by the pipeline.
@@ -96,6 +100,11 @@ type Stats struct {
 	// reservation because memory had meanwhile marked their chunk bad
 	// (they are also counted in PromotionRejections).
 	KnownBad uint64 `json:"knownBad"`
+	// ChangedCold counts cold locations DropChanged disposed; Changed is
+	// that plus every sink's SinkStats.Changed: the places dropped because
+	// their chunk changed at the source.
+	ChangedCold uint64 `json:"changedCold"`
+	Changed     uint64 `json:"changed"`
 	// CallbackPanics counts panics of Options.OnPromote.
 	CallbackPanics uint64 `json:"callbackPanics"`
 }
@@ -140,7 +149,7 @@ func sinkStats(name string, k Kind, fill, capacity, quota int, d *demand, pendin
 	return SinkStats{
 		Name: name, Kind: k.String(), Fill: fill, Capacity: capacity, Quota: quota,
 		Demand: d.perSecond(), Pending: pending,
-		Hits: c.hits.Load(), Misses: c.misses.Load(), Stale: c.stale.Load(),
+		Hits: c.hits.Load(), Misses: c.misses.Load(), Stale: c.stale.Load(), Changed: c.changed.Load(),
 		Promotions: c.promotions.Load(), Mismatched: c.mismatched.Load(),
 		TransfersIn: c.transfersIn.Load(), TransfersOut: c.transfersO.Load(),
 		Demotions: c.demotions.Load(), Trims: c.trims.Load(),
@@ -169,6 +178,7 @@ func (p *Pipeline) Stats() Stats {
 		Held:                p.held.len(),
 		Duplicates:          p.ctr.duplicates.Load(),
 		KnownBad:            p.ctr.knownBad.Load(),
+		ChangedCold:         p.ctr.changedCold.Load(),
 		CallbackPanics:      p.ctr.callbackPanics.Load(),
 		Reservations: ReservationStats{
 			Released:       p.rel.released.Load(),
@@ -197,6 +207,10 @@ func (p *Pipeline) Stats() Stats {
 	}
 	for _, g := range p.groups {
 		st.Sinks = append(st.Sinks, sinkStats(g.name, KindGroup, g.Len(), g.Cap(), g.Quota(), &g.d, int(g.pending.Load()), &g.c))
+	}
+	st.Changed = st.ChangedCold
+	for _, s := range st.Sinks {
+		st.Changed += s.Changed
 	}
 	if p.login != nil {
 		st.LoginExhaustion = p.login.Exhaustion()

@@ -42,6 +42,18 @@ import (
 // A reservation handle is never reused (no pool): Close on a handle must stay
 // a no-op forever, and a pooled handle would close someone else's
 // reservation on a second Close.
+//
+// Freshness: with ResidentOptions.Epochs set, a loader reads the chunk's
+// epoch before calling Source.Load and the entry keeps it, so a change
+// reported while the load runs makes the copy stale at once (never the
+// reverse: a copy is never taken as fresher than it is). A reservation
+// compares that epoch with the current one (Reservation.Stale: two atomic
+// loads and a map lookup, no lock). Reserve never hands out a stale copy:
+// an unreserved stale entry is dropped, and a reserved one is retired (it
+// leaves the map, so the next Reserve starts a fresh load, and lives on,
+// still counted in the budget, until its last reservation closes). A load
+// that completes stale for its waiters (the chunk changed while it ran) is
+// retried for them.
 
 // Defaults for ResidentOptions.
 const (
@@ -91,6 +103,12 @@ type ResidentOptions struct {
 	// Logger receives a warning for each force-closed reservation and an
 	// error for each panic in the Source. Default: slog.Default().
 	Logger *slog.Logger
+	// Epochs, when set, tells which chunks changed at the Source since
+	// they were loaded: a resident copy loaded while Epochs.Of(pos) was e
+	// is stale once Epochs.Of(pos) != e (see Reservation.Stale), and
+	// Reserve never hands one out (it loads the chunk again). Default
+	// (nil): a resident chunk is never stale.
+	Epochs *Epochs
 }
 
 func (o ResidentOptions) withDefaults() ResidentOptions {
@@ -143,11 +161,18 @@ type ResidentStats struct {
 	Loads      uint64 // Source.Load calls finished (successful or not)
 	LoadErrors uint64 // of Loads, those that failed (errors, panics, cancellations)
 	Evictions  uint64 // unreserved chunks evicted for the budget
+	// Stale counts resident copies Reserve found stale (changed at the
+	// source since their load, see ResidentOptions.Epochs) and loaded
+	// again; of them, those reserved at the time were retired.
+	Stale uint64
 
 	Resident int   // chunks in memory now
 	Reserved int   // of Resident, those held by at least one reservation
 	Bytes    int64 // estimated memory of the resident chunks
 	Loading  int   // loads in flight
+	// Retired is the number of stale copies still held by reservations
+	// opened before they went stale (counted in Resident and Reserved).
+	Retired int
 }
 
 // Resident is the resident chunk store: chunks in memory, held there by
@@ -183,6 +208,11 @@ type Resident struct {
 	loads     uint64
 	loadErrs  uint64
 	evictions uint64
+	stale     uint64
+	// retired holds the stale entries that reservations still hold: out
+	// of entries (a fresh copy may be there), in the gauges until their
+	// last reservation closes.
+	retired map[*entry]struct{}
 }
 
 // entry is one chunk position known to the store: resident (chunk != nil)
@@ -193,6 +223,10 @@ type entry struct {
 	size  int64
 	refs  int     // open reservations plus waiters converted at load completion
 	load  *loadOp // the load in flight, nil once resident
+	// epoch is Epochs.Of(pos) when the load started; retired marks an
+	// entry taken out of Resident.entries for being stale.
+	epoch   uint32
+	retired bool
 	// prev and next link the entry into Resident.lru while refs == 0 and
 	// chunk != nil; both are nil otherwise.
 	prev, next *entry
@@ -247,28 +281,49 @@ func (s *Resident) Reserve(ctx context.Context, pos geom.Chunk) (*Reservation, e
 // only the wait: when it ends first, ReserveFor returns ctx.Err(), and if
 // no other caller still waits, the load is cancelled and forgotten.
 //
+// With ResidentOptions.Epochs set, the reservation is never on a stale
+// copy: a resident chunk that changed since its load is loaded again (see
+// Reservation.Stale), and so is one that changed while its load ran.
+//
 // Errors: ErrClosed once the store shuts down; ctx.Err(); otherwise the
 // load's error as a *PosError wrapping what the Source returned
 // (ErrUngenerated, I/O errors...), ErrSourcePanic or ErrNoChunk.
 func (s *Resident) ReserveFor(ctx context.Context, pos geom.Chunk, lifespan time.Duration) (*Reservation, error) {
+	for {
+		r, err, again := s.reserveOnce(ctx, pos, lifespan)
+		if !again {
+			return r, err
+		}
+	}
+}
+
+// reserveOnce is one attempt of ReserveFor; again reports that the chunk
+// it loaded changed while the load ran, so the caller tries again (a dead
+// ctx ends the next attempt).
+func (s *Resident) reserveOnce(ctx context.Context, pos geom.Chunk, lifespan time.Duration) (_ *Reservation, _ error, again bool) {
 	now := s.opts.Clock() // outside the lock: some clocks are slow
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, ErrClosed
+		return nil, ErrClosed, false
 	}
 	e := s.entries[pos]
+	if e != nil && e.chunk != nil && s.staleLocked(e) {
+		s.stale++
+		s.retireLocked(e)
+		e = nil
+	}
 	if e != nil && e.chunk != nil {
 		s.hits++
 		s.refLocked(e)
 		r := s.openLocked(e, now, lifespan)
 		s.mu.Unlock()
-		return r, nil
+		return r, nil, false
 	}
 	if e == nil {
 		if err := ctx.Err(); err != nil {
 			s.mu.Unlock()
-			return nil, err
+			return nil, err, false
 		}
 		e = &entry{pos: pos, load: s.startLoadLocked(pos)}
 		s.entries[pos] = e
@@ -288,14 +343,19 @@ func (s *Resident) ReserveFor(ctx context.Context, pos geom.Chunk, lifespan time
 	defer s.mu.Unlock()
 	if l.finished {
 		if l.err != nil {
-			return nil, l.err
+			return nil, l.err, false
 		}
 		// The loader converted this waiter into a reference on e.
 		if s.closed {
 			s.unrefLocked(e)
-			return nil, ErrClosed
+			return nil, ErrClosed, false
 		}
-		return s.openLocked(e, now, lifespan), nil
+		if s.staleLocked(e) {
+			// Changed while loading: the next attempt retires or drops it.
+			s.unrefLocked(e)
+			return nil, nil, true
+		}
+		return s.openLocked(e, now, lifespan), nil, false
 	}
 	l.waiters--
 	if l.waiters == 0 {
@@ -305,9 +365,32 @@ func (s *Resident) ReserveFor(ctx context.Context, pos geom.Chunk, lifespan time
 		}
 	}
 	if s.closed {
-		return nil, ErrClosed
+		return nil, ErrClosed, false
 	}
-	return nil, ctx.Err()
+	return nil, ctx.Err(), false
+}
+
+// staleLocked reports whether the resident entry e changed at the source
+// since its load started.
+func (s *Resident) staleLocked(e *entry) bool {
+	return s.opts.Epochs != nil && s.opts.Epochs.Of(e.pos) != e.epoch
+}
+
+// retireLocked takes the stale resident entry e out of the map: dropped
+// when nothing holds it, otherwise kept (and counted) until its last
+// reservation closes.
+func (s *Resident) retireLocked(e *entry) {
+	if e.refs == 0 {
+		lruRemove(e)
+		s.dropLocked(e)
+		return
+	}
+	delete(s.entries, e.pos)
+	e.retired = true
+	if s.retired == nil {
+		s.retired = make(map[*entry]struct{})
+	}
+	s.retired[e] = struct{}{}
 }
 
 // startLoadLocked starts the loader goroutine for pos.
@@ -323,6 +406,9 @@ func (s *Resident) startLoadLocked(pos geom.Chunk) *loadOp {
 // runLoad is the loader goroutine of one chunk.
 func (s *Resident) runLoad(pos geom.Chunk, l *loadOp) {
 	defer s.wg.Done()
+	// Read before the load: a change reported while it runs makes the copy
+	// stale at once.
+	epoch := s.opts.Epochs.Of(pos)
 	c, err := s.callSource(pos, l.ctx)
 	l.cancel()
 	if err != nil {
@@ -350,7 +436,7 @@ func (s *Resident) runLoad(pos geom.Chunk, l *loadOp) {
 	case err != nil:
 		delete(s.entries, pos)
 	default:
-		e.chunk, e.size, e.load = c, c.MemSize(), nil
+		e.chunk, e.size, e.load, e.epoch = c, c.MemSize(), nil, epoch
 		s.resident++
 		s.bytes += e.size
 		// Convert every waiter into a reference now, so the chunk cannot
@@ -405,14 +491,14 @@ func (s *Resident) refLocked(e *entry) {
 
 // unrefLocked drops a reference to the resident entry e: the last one
 // makes it the most recently used unreserved chunk (or, once the store is
-// closed, drops it).
+// closed or the entry retired, drops it).
 func (s *Resident) unrefLocked(e *entry) {
 	e.refs--
 	if e.refs > 0 {
 		return
 	}
 	s.reserved--
-	if s.closed {
+	if s.closed || e.retired {
 		s.dropLocked(e)
 		return
 	}
@@ -422,7 +508,11 @@ func (s *Resident) unrefLocked(e *entry) {
 
 // dropLocked forgets the unreserved, unlisted resident entry e.
 func (s *Resident) dropLocked(e *entry) {
-	delete(s.entries, e.pos)
+	if e.retired {
+		delete(s.retired, e)
+	} else if s.entries[e.pos] == e {
+		delete(s.entries, e.pos)
+	}
 	s.resident--
 	s.bytes -= e.size
 }
@@ -457,7 +547,7 @@ func lruPushFront(head, e *entry) {
 // openLocked hands out a reservation on e opened at now, whose reference
 // the caller already counted.
 func (s *Resident) openLocked(e *entry, now time.Time, lifespan time.Duration) *Reservation {
-	r := &Reservation{s: s, e: e, chunk: e.chunk, opened: now}
+	r := &Reservation{s: s, e: e, chunk: e.chunk, epoch: e.epoch, opened: now}
 	if lifespan > 0 {
 		r.deadline = now.Add(lifespan)
 	}
@@ -472,15 +562,15 @@ func (s *Resident) openLocked(e *entry, now time.Time, lifespan time.Duration) *
 // Peek returns the chunk at pos if it is resident, without reserving it
 // and without changing its recency. The chunk may be evicted as soon as
 // Peek returns (it stays valid to read: chunks are immutable). It reports
-// false for a chunk that is absent or still loading, and once the store is
-// closed.
+// false for a chunk that is absent, still loading or stale (see
+// ResidentOptions.Epochs), and once the store is closed.
 func (s *Resident) Peek(pos geom.Chunk) (*Chunk, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, false
 	}
-	if e := s.entries[pos]; e != nil && e.chunk != nil {
+	if e := s.entries[pos]; e != nil && e.chunk != nil && !s.staleLocked(e) {
 		return e.chunk, true
 	}
 	return nil, false
@@ -500,6 +590,8 @@ func (s *Resident) Stats() ResidentStats {
 		Loads:      s.loads,
 		LoadErrors: s.loadErrs,
 		Evictions:  s.evictions,
+		Stale:      s.stale,
+		Retired:    len(s.retired),
 		Resident:   s.resident,
 		Reserved:   s.reserved,
 		Bytes:      s.bytes,
@@ -595,6 +687,7 @@ type Reservation struct {
 	s        *Resident
 	e        *entry
 	chunk    *Chunk
+	epoch    uint32 // Epochs.Of(pos) when the chunk's load started
 	opened   time.Time
 	deadline time.Time // zero: never expires
 	closed   atomic.Bool
@@ -611,6 +704,19 @@ func (r *Reservation) Chunk() *Chunk {
 		return nil
 	}
 	return r.chunk
+}
+
+// Stale reports whether the reserved chunk changed at the source since it
+// was loaded (ResidentOptions.Epochs; false without Epochs, and for a nil
+// reservation). A closed reservation still answers for the copy it held.
+// It takes no lock and does not allocate: callers check it before handing
+// out a place read from the chunk.
+func (r *Reservation) Stale() bool {
+	if r == nil {
+		return false
+	}
+	ep := r.s.opts.Epochs
+	return ep != nil && ep.Of(r.e.pos) != r.epoch
 }
 
 // Pos returns the position of the reserved chunk (the zero position for a

@@ -144,6 +144,15 @@ func checkInvariants(t *testing.T, s *Resident) {
 			t.Fatalf("unreserved entry %v is not in the LRU list", pos)
 		}
 	}
+	for e := range s.retired {
+		if !e.retired || e.chunk == nil || e.refs <= 0 || e.next != nil || s.entries[e.pos] == e {
+			t.Fatalf("retired entry %v: retired %v refs %d listed %v mapped %v",
+				e.pos, e.retired, e.refs, e.next != nil, s.entries[e.pos] == e)
+		}
+		resident++
+		reserved++
+		bytes += e.size
+	}
 	listed := 0
 	for e := s.lru.next; e != &s.lru; e = e.next {
 		listed++
@@ -173,7 +182,7 @@ func checkInvariants(t *testing.T, s *Resident) {
 		t.Fatalf("open list holds %d, opened %d - closed %d", open, s.opened, s.nclosed)
 	}
 	for e, n := range perEntry {
-		if e.refs < n || s.entries[e.pos] != e {
+		if _, retired := s.retired[e]; e.refs < n || (s.entries[e.pos] != e && !retired) {
 			t.Fatalf("entry %v: %d open reservations, %d refs, mapped %v", e.pos, n, e.refs, s.entries[e.pos] == e)
 		}
 	}
@@ -210,6 +219,7 @@ type modelRes struct {
 	r        *Reservation
 	pos      geom.Chunk
 	chunk    *Chunk
+	epoch    uint32 // the copy's epoch
 	deadline time.Time
 	closed   bool
 }
@@ -218,26 +228,30 @@ type modelRes struct {
 // a naive model (a recency-ordered slice of resident positions with
 // reference counts), comparing them after every step. The source fails,
 // reports ungenerated chunks, panics, blocks and returns nothing, each at
-// some positions; time is fake so lifespans and timeouts are exact.
+// some positions; time is fake so lifespans and timeouts are exact. Chunks
+// change at the source (Epochs.Bump) at random: a stale copy is never
+// handed out, and one still reserved is retired until its reservations
+// close.
 func TestResidentModel(t *testing.T) {
-	var forced, evicted, failed uint64
+	var forced, evicted, failed, retired uint64
 	for seed := range uint64(40) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f, e, l := runModel(t, seed)
-				forced, evicted, failed = forced+f, evicted+e, failed+l
+				f, e, l, st := runModel(t, seed)
+				forced, evicted, failed, retired = forced+f, evicted+e, failed+l, retired+st
 			})
 		})
 	}
 	// The sequences must reach the paths they are meant to test.
-	if forced == 0 || evicted == 0 || failed == 0 {
-		t.Fatalf("sequences force-closed %d, evicted %d, failed %d loads; want some of each", forced, evicted, failed)
+	if forced == 0 || evicted == 0 || failed == 0 || retired == 0 {
+		t.Fatalf("sequences force-closed %d, evicted %d, failed %d loads, retired %d stale copies; want some of each",
+			forced, evicted, failed, retired)
 	}
 }
 
 // runModel runs one sequence and returns how many reservations the
 // watchdog closed, chunks were evicted and loads failed.
-func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN uint64) {
+func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN, retiredN uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	const (
 		npos     = 10
@@ -257,9 +271,10 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN uint64) {
 	}
 	var logs syncBuffer
 	start := time.Now()
+	epochs := NewEpochs()
 	s := NewResident(src, ResidentOptions{
 		MaxChunks: budget, Lifespan: lifespan, WatchdogInterval: interval,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Epochs: epochs,
 	})
 
 	// The model.
@@ -272,7 +287,12 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN uint64) {
 		nclosed  uint64
 		forced   uint64
 		evicted  uint64
+		epoch    = map[geom.Chunk]uint32{} // the source's epochs
+		loadedAt = map[geom.Chunk]uint32{} // the epoch of each resident copy
+		retired  = map[*Chunk]int{}        // retired copies and their references
+		staleN   uint64
 	)
+	fresh := func(p geom.Chunk) bool { return loadedAt[p] == epoch[p] }
 	removeRecency := func(p geom.Chunk) {
 		for i, q := range recency {
 			if q == p {
@@ -282,7 +302,7 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN uint64) {
 		}
 	}
 	evict := func() {
-		for len(resident) > budget && len(recency) > 0 {
+		for len(resident)+len(retired) > budget && len(recency) > 0 {
 			p := recency[len(recency)-1]
 			recency = recency[:len(recency)-1]
 			delete(resident, p)
@@ -292,6 +312,14 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN uint64) {
 	release := func(h *modelRes) {
 		h.closed = true
 		nclosed++
+		if n, ok := retired[h.chunk]; ok {
+			if n == 1 {
+				delete(retired, h.chunk)
+			} else {
+				retired[h.chunk] = n - 1
+			}
+			return
+		}
 		refs[h.pos]--
 		if refs[h.pos] == 0 {
 			recency = append([]geom.Chunk{h.pos}, recency...)
@@ -312,7 +340,7 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN uint64) {
 	}
 
 	for step := range 300 {
-		op := rng.IntN(10)
+		op := rng.IntN(11)
 		switch {
 		case op < 5: // Reserve
 			i := rng.IntN(npos)
@@ -322,6 +350,17 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN uint64) {
 			r, err := s.Reserve(ctx, pos)
 			cancel()
 			synctest.Wait()
+			if c, ok := resident[pos]; ok && !fresh(pos) {
+				staleN++
+				if refs[pos] == 0 {
+					removeRecency(pos)
+				} else {
+					retired[c] = refs[pos]
+					retiredN++
+				}
+				delete(resident, pos)
+				delete(refs, pos)
+			}
 			m := modes[i]
 			if _, ok := resident[pos]; ok {
 				m = modeOK // a hit
@@ -341,13 +380,17 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN uint64) {
 				if _, ok := resident[pos]; !ok {
 					resident[pos] = c
 					refs[pos] = 0
+					loadedAt[pos] = epoch[pos]
 				}
 				if refs[pos] == 0 {
 					removeRecency(pos)
 				}
 				refs[pos]++
 				opened++
-				held = append(held, &modelRes{r: r, pos: pos, chunk: c, deadline: r.opened.Add(lifespan)})
+				if r.Stale() {
+					t.Fatalf("step %d: Reserve(%v) handed out a stale copy", step, pos)
+				}
+				held = append(held, &modelRes{r: r, pos: pos, chunk: c, epoch: epoch[pos], deadline: r.opened.Add(lifespan)})
 				evict()
 			case modeFail, modeUngenerated, modePanic, modeNil:
 				want := map[mode]error{modeFail: errIO, modeUngenerated: ErrUngenerated, modePanic: ErrSourcePanic, modeNil: ErrNoChunk}[m]
@@ -378,10 +421,17 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN uint64) {
 			for _, pos := range positions {
 				c, ok := s.Peek(pos)
 				want, wantOK := resident[pos]
+				if !fresh(pos) {
+					want, wantOK = nil, false
+				}
 				if ok != wantOK || c != want {
 					t.Fatalf("step %d: Peek(%v) = %p, %v; want %p, %v", step, pos, c, ok, want, wantOK)
 				}
 			}
+		case op < 10: // a chunk changes at the source
+			pos := positions[rng.IntN(npos)]
+			epochs.Bump(pos)
+			epoch[pos]++
 		default: // let time pass
 			time.Sleep(time.Duration(1+rng.IntN(8)) * time.Second)
 			synctest.Wait()
@@ -390,21 +440,29 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN uint64) {
 		checkInvariants(t, s)
 		st := s.Stats()
 		if st.Opened != opened || st.Closed != nclosed || st.Forced != forced || st.Evictions != evicted ||
-			st.Resident != len(resident) || st.Loading != 0 {
-			t.Fatalf("step %d: stats %+v; model opened %d closed %d forced %d evicted %d resident %d",
-				step, st, opened, nclosed, forced, evicted, len(resident))
+			st.Resident != len(resident)+len(retired) || st.Retired != len(retired) || st.Stale != staleN || st.Loading != 0 {
+			t.Fatalf("step %d: stats %+v; model opened %d closed %d forced %d evicted %d resident %d retired %d stale %d",
+				step, st, opened, nclosed, forced, evicted, len(resident), len(retired), staleN)
 		}
 		for _, h := range held {
 			if h.r.Closed() != h.closed {
 				t.Fatalf("step %d: reservation on %v Closed() = %v, model %v", step, h.pos, h.r.Closed(), h.closed)
 			}
-			if !h.closed {
+			if got, want := h.r.Stale(), h.epoch != epoch[h.pos]; got != want {
+				t.Fatalf("step %d: reservation on %v Stale() = %v, want %v", step, h.pos, got, want)
+			}
+			switch {
+			case h.closed:
+				if h.r.Chunk() != nil {
+					t.Fatalf("step %d: closed reservation still returns its chunk", step)
+				}
+			case h.r.Chunk() != h.chunk:
+				t.Fatalf("step %d: open reservation on %v lost its chunk", step, h.pos)
+			case resident[h.pos] == h.chunk && fresh(h.pos):
 				// A reserved chunk is never evicted.
 				if c, ok := s.Peek(h.pos); !ok || c != h.chunk {
 					t.Fatalf("step %d: reserved chunk %v evicted", step, h.pos)
 				}
-			} else if h.r.Chunk() != nil {
-				t.Fatalf("step %d: closed reservation still returns its chunk", step)
 			}
 		}
 	}
@@ -428,7 +486,7 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN uint64) {
 	if forced > 0 && !strings.Contains(logs.String(), "outlived its lifespan") {
 		t.Fatalf("forced closes were not logged:\n%s", logs.String())
 	}
-	return forced, evicted, st.LoadErrors
+	return forced, evicted, st.LoadErrors, retiredN
 }
 
 // TestResidentConcurrent hammers the store from several goroutines with a

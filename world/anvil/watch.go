@@ -212,7 +212,7 @@ func (w *World) pollRegion(dir *os.Root, name string, r geom.Region, c *changeSe
 		ws.regions[r] = st
 		c.regions = append(c.regions, r)
 	}
-	old, oldFi := st.hdr, st.fi
+	old, oldFi, oldChecked := st.hdr, st.fi, st.checked
 	st.seen, st.fi, st.hdr, st.checked = ws.gen, fi, hdr, checked
 	if err != nil {
 		st.fi = nil // read it again next time
@@ -237,7 +237,7 @@ func (w *World) pollRegion(dir *os.Root, name string, r geom.Region, c *changeSe
 		c.all(r, old)
 		c.all(r, hdr)
 	default:
-		c.diff(r, old, hdr)
+		c.diff(r, old, hdr, oldChecked)
 	}
 }
 
@@ -326,10 +326,15 @@ func (c *changeSet) all(r geom.Region, h *Header) {
 }
 
 // diff notes the slots whose location or (for a present chunk) save time
-// differ between old and hdr.
-func (c *changeSet) diff(r geom.Region, old, hdr *Header) {
+// differ between old and hdr, read at oldChecked. Save times count whole
+// seconds, so a chunk saved in the second old was read in, or later, may
+// have been saved again in place within that second, under an unchanged
+// slot: those slots are noted too.
+func (c *changeSet) diff(r geom.Region, old, hdr *Header, oldChecked time.Time) {
+	recent := oldChecked.Unix()
 	for i := range ChunksPerRegion {
-		if old.Locations[i] != hdr.Locations[i] || hdr.Present(i) && old.Timestamps[i] != hdr.Timestamps[i] {
+		if old.Locations[i] != hdr.Locations[i] || hdr.Present(i) && old.Timestamps[i] != hdr.Timestamps[i] ||
+			hdr.Present(i) && int64(hdr.Timestamps[i]) >= recent {
 			c.chunks = append(c.chunks, SlotChunk(r, i))
 		}
 	}

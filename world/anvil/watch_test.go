@@ -545,3 +545,33 @@ func BenchmarkPoll(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/files, "ns/file")
 }
+
+// TestPollSameSecond: a chunk saved again in place within the second its
+// slot was last seen keeps an identical slot; Poll reports it with the
+// next change to the file.
+func TestPollSameSecond(t *testing.T) {
+	fx := fixtureDir(t)
+	dir := t.TempDir()
+	r := geom.Region{X: 0, Z: 0}
+	file := filepath.Join(dir, RegionName(r))
+	copyFile(t, filepath.Join(fx, "prismarine-provider-anvil/1.21.1/r.0.0.mca"), file)
+	stamp(t, file, 0)
+	w := openPolled(t, dir, Options{})
+	present := union(r, readHeaderFile(t, file))
+	a, b := present[3], present[40]
+	// a is saved now: the poll sees its new timestamp.
+	now := uint32(time.Now().Unix())
+	putUint32(t, file, SectorSize+4*int64(Slot(a)), now)
+	stamp(t, file, 1)
+	if c := poll(t, w); !slices.Equal(c.Chunks, []geom.Chunk{a}) {
+		t.Fatalf("Poll after saving %v = %+v, want only it", a, c)
+	}
+	// Within the same second a is saved again in place (its slot does
+	// not change), and b is saved with an older time: both may differ.
+	putUint32(t, file, SectorSize+4*int64(Slot(b)), now-100)
+	stamp(t, file, 2)
+	c := poll(t, w)
+	if !slices.Contains(c.Chunks, a) || !slices.Contains(c.Chunks, b) {
+		t.Fatalf("Poll after a same-second save of %v and a save of %v = %+v, want both", a, b, c)
+	}
+}

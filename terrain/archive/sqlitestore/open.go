@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/internal/txgate"
 )
 
@@ -95,13 +95,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 var errOpenTimeout = errors.New("open timed out")
 
 func (s *Store) open(ctx context.Context) error {
-	if dir := filepath.Dir(s.path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
 	if fi, err := os.Stat(s.path); err == nil && fi.IsDir() {
 		return errors.New("is a directory")
+	}
+	// Say what is wrong with the folder (read-only, missing and not
+	// creatable) before SQLite gives a vaguer answer.
+	if err := sqlitedb.Check(s.path); err != nil {
+		return err
 	}
 
 	// The writing connection.

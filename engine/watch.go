@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/rtpengine/rtp/world"
+	"github.com/rtpengine/rtp/world/anvil"
+)
+
+// DefaultWatchPeriod is how often a Minecraft world's region folder is
+// polled for chunks the game rewrote (Options.WatchPeriod).
+const DefaultWatchPeriod = time.Second
+
+// Change watching.
+//
+// A Minecraft server rewrites its region files while the engine runs, so a
+// place checked against a chunk can stop being safe. Every Minecraft world
+// has a watcher: New takes the region folder's baseline (the first Poll,
+// which reports nothing) before any chunk is read, and Run polls it every
+// Options.WatchPeriod on a goroutine it owns. For each poll that reports
+// changed chunks the watcher, in this order:
+//
+//  1. bumps the world's epochs (world.Epochs), so the resident store
+//     reloads those chunks and every reservation on an old copy reports
+//     Stale: no hand-out path of the pipeline gives its place out;
+//  2. makes every region of the world forget what its memory holds about
+//     them (memory.Table.Forget), so a chunk rejected before its change is
+//     screened again;
+//  3. drops the cached entries of those chunks from every region's
+//     pipeline (pipeline.Pipeline.DropChanged), so the sinks refill at once.
+//
+// Between a change on disk and the poll that sees it (one period at most,
+// plus the poll itself) the old places can still be handed out: polling
+// bounds the window, it does not close it.
+
+// changeSource is what a watcher polls: *anvil.World.
+type changeSource interface {
+	Poll(ctx context.Context) (anvil.Changes, error)
+}
+
+var _ changeSource = (*anvil.World)(nil)
+
+// watcher follows the changes of one Minecraft world.
+type watcher struct {
+	src    changeSource
+	epochs *world.Epochs
+	period time.Duration
+
+	polls, errors            atomic.Uint64
+	chunks, regions, damaged atomic.Uint64
+	// Per region of the world, by name (fixed once New returns).
+	perRegion map[string]*regionWatch
+}
+
+// regionWatch counts what the watcher did to one region.
+type regionWatch struct {
+	forgotten, dropped atomic.Uint64
+}
+
+// WatchStats describe the change watcher of a region's Minecraft world
+// (see DefaultWatchPeriod). World-wide counts are shared by the world's
+// regions; Forgotten and Dropped are the region's own. Stale hot entries
+// found at a take are counted by the pipeline (pipeline.Stats.Changed).
+type WatchStats struct {
+	Period time.Duration `json:"period"`
+	Polls  uint64        `json:"polls"`  // polls done since start (the baseline included)
+	Errors uint64        `json:"errors"` // polls that failed (nothing recorded)
+	// ChangedChunks and ChangedRegions count the chunks and region files
+	// the polls reported changed; Damaged the chunks already unreadable.
+	ChangedChunks  uint64 `json:"changedChunks"`
+	ChangedRegions uint64 `json:"changedRegions"`
+	Damaged        uint64 `json:"damaged"`
+	// Forgotten counts the memory cells of the region's changed chunks
+	// that held a rejection; Dropped the cached entries (hot and cold)
+	// removed from its pipeline because their chunk changed.
+	Forgotten uint64 `json:"forgotten"`
+	Dropped   uint64 `json:"dropped"`
+}
+
+// watchPeriod resolves Options.WatchPeriod: 0 is the default, negative off.
+func (o Options) watchPeriod() time.Duration {
+	if o.WatchPeriod == 0 {
+		return DefaultWatchPeriod
+	}
+	return o.WatchPeriod
+}
+
+// newWatcher returns the watcher of a world read from src, after its
+// baseline poll, or nil when watching is off. A failed baseline is logged
+// and counted; the next poll takes it.
+func (e *Engine) newWatcher(ctx context.Context, name string, src changeSource) *watcher {
+	period := e.opts.watchPeriod()
+	if period < 0 {
+		return nil
+	}
+	w := &watcher{src: src, epochs: world.NewEpochs(), period: period, perRegion: map[string]*regionWatch{}}
+	w.polls.Add(1)
+	if _, err := src.Poll(ctx); err != nil {
+		w.errors.Add(1)
+		e.log.Warn("engine: watching the region files failed", "world", name, "err", err)
+	}
+	return w
+}
+
+// stats returns the watcher's stats as region sees them; nil for a world
+// without a watcher.
+func (w *watcher) stats(region string) *WatchStats {
+	if w == nil {
+		return nil
+	}
+	st := &WatchStats{
+		Period: w.period, Polls: w.polls.Load(), Errors: w.errors.Load(),
+		ChangedChunks: w.chunks.Load(), ChangedRegions: w.regions.Load(), Damaged: w.damaged.Load(),
+	}
+	if rw := w.perRegion[region]; rw != nil {
+		st.Forgotten, st.Dropped = rw.forgotten.Load(), rw.dropped.Load()
+	}
+	return st
+}
+
+// watchLoop polls ws every period until ctx ends.
+func (e *Engine) watchLoop(ctx context.Context, ws *worldState) {
+	tick := time.NewTicker(ws.watch.period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			e.pollWorld(ctx, ws)
+		}
+	}
+}
+
+// pollWorld polls one world and applies what changed (see the notes
+// above).
+func (e *Engine) pollWorld(ctx context.Context, ws *worldState) {
+	w := ws.watch
+	start := time.Now()
+	ch, err := w.src.Poll(ctx)
+	w.polls.Add(1)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.errors.Add(1)
+			e.log.Warn("engine: polling the region files failed", "world", ws.name, "err", err)
+		}
+		return
+	}
+	if len(ch.Chunks) == 0 {
+		return
+	}
+	w.epochs.Bump(ch.Chunks...)
+	w.chunks.Add(uint64(len(ch.Chunks)))
+	w.regions.Add(uint64(len(ch.Regions)))
+	w.damaged.Add(uint64(len(ch.Damaged)))
+	var forgotten, dropped int
+	indices := make([]int64, 0, len(ch.Chunks))
+	for _, name := range e.names {
+		r := e.regions[name]
+		if r == nil || r.world != ws {
+			continue
+		}
+		indices = indices[:0]
+		for _, c := range ch.Chunks {
+			if i, err := r.mem.ChunkIndex(c); err == nil {
+				indices = append(indices, i)
+			}
+		}
+		if len(indices) == 0 {
+			continue
+		}
+		f := r.mem.Forget(indices...)
+		d := r.pipe.DropChanged(ch.Chunks)
+		if rw := w.perRegion[name]; rw != nil {
+			rw.forgotten.Add(uint64(f))
+			rw.dropped.Add(uint64(d))
+		}
+		forgotten += f
+		dropped += d
+	}
+	e.log.Info("engine: region files changed",
+		"world", ws.name, "chunks", len(ch.Chunks), "regions", len(ch.Regions), "damaged", len(ch.Damaged),
+		"forgotten", forgotten, "dropped", dropped, "took", time.Since(start))
+}
