@@ -71,6 +71,9 @@ type Pipeline struct {
 
 	rel releaseCounters
 	ctr counters
+	// lastReserveErr is the text of the latest reservation that failed
+	// for want of a readable chunk (see ReservationFailures).
+	lastReserveErr atomic.Pointer[string]
 
 	missMu sync.Mutex
 	// missMu protects the following fields.
@@ -84,6 +87,7 @@ type counters struct {
 	screened, promotions, transfers, demotions, trims  atomic.Uint64
 	rowAdds, rowRemoves, mismatched                    atomic.Uint64
 	screenRejects, promotionRejects                    [stage.ReasonError + 1]atomic.Uint64
+	reserveFailures                                    [numReserveFailures]atomic.Uint64
 	memoryErrors, duplicates, callbackPanics, knownBad atomic.Uint64
 	changedCold                                        atomic.Uint64
 }

@@ -78,6 +78,17 @@ type Stats struct {
 	// name (stage.Reason.String()).
 	ScreenRejections    map[string]uint64 `json:"screenRejections"`
 	PromotionRejections map[string]uint64 `json:"promotionRejections"`
+	// ReservationFailures says why promotions could not reserve their
+	// chunk (the RESERVATION_FAILED promotion rejections), by kind:
+	// "timeout" (the load took longer than the promotion timeout),
+	// "ungenerated" (the chunk is no longer finished on disk),
+	// "outside" (outside the world) and "unreadable" (damaged or
+	// unreadable chunk data, or another I/O error; see
+	// LastReservationError).
+	ReservationFailures map[string]uint64 `json:"reservationFailures"`
+	// LastReservationError is the latest "unreadable" failure's text
+	// (the file and chunk that failed, and why), or "".
+	LastReservationError string `json:"lastReservationError,omitempty"`
 	// LoginExhaustion counts login-reserve misses.
 	LoginExhaustion uint64 `json:"loginExhaustion"`
 	// Misses counts every miss; RecentMisses holds the last ones, oldest
@@ -172,6 +183,7 @@ func (p *Pipeline) Stats() Stats {
 		Mismatched:          p.ctr.mismatched.Load(),
 		ScreenRejections:    map[string]uint64{},
 		PromotionRejections: map[string]uint64{},
+		ReservationFailures: map[string]uint64{},
 		RowAdds:             p.ctr.rowAdds.Load(),
 		RowRemoves:          p.ctr.rowRemoves.Load(),
 		MemoryErrors:        p.ctr.memoryErrors.Load(),
@@ -185,6 +197,14 @@ func (p *Pipeline) Stats() Stats {
 			ForeignClosed:  p.rel.foreignClosed.Load(),
 			DoubleReleases: p.rel.doubleReleases.Load(),
 		},
+	}
+	for k, name := range reserveFailureNames {
+		if n := p.ctr.reserveFailures[k].Load(); n > 0 {
+			st.ReservationFailures[name] = n
+		}
+	}
+	if s := p.lastReserveErr.Load(); s != nil {
+		st.LastReservationError = *s
 	}
 	for _, r := range stage.Reasons() {
 		if n := p.ctr.screenRejects[r].Load(); n > 0 {

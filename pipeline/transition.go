@@ -224,10 +224,17 @@ func (p *Pipeline) reserveFailed(loc Location, err error, v *verdict) stage.Outc
 		return stage.Rejected[*Hot](stage.ReasonShuttingDown, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		v.cause, v.recycle = memory.CauseTimeout, true
+		p.ctr.reserveFailures[reserveTimeout].Add(1)
 	case errors.Is(err, world.ErrUngenerated):
 		v.cause = memory.CauseUngenerated
+		p.ctr.reserveFailures[reserveUngenerated].Add(1)
+	case errors.Is(err, world.ErrOutside):
+		v.cause = memory.CauseNullChunk
+		p.ctr.reserveFailures[reserveOutside].Add(1)
 	default:
 		v.cause = memory.CauseNullChunk
+		p.ctr.reserveFailures[reserveUnreadable].Add(1)
+		p.lastReserveErr.Store(new(err.Error()))
 	}
 	return stage.Rejected[*Hot](stage.ReasonReservationFailed, fmt.Sprintf("reserving %v: %v", loc.Chunk(), err))
 }

@@ -107,28 +107,29 @@ func TestPromotionOutcomes(t *testing.T) {
 		recycled  bool // the location went back to cold, keeping its row
 		remembers string
 		warns     bool
+		failure   string // the reservation failure kind counted, if any
 	}{
-		{"promoted", setup{}, stage.ReasonNone, false, "", false},
+		{"promoted", setup{}, stage.ReasonNone, false, "", false, ""},
 		{"unsafe", setup{terrain: func(geom.Chunk) (world.BlockID, world.BiomeID, int16) { return lava, plains, 60 }},
-			stage.ReasonUnsafeBlock, false, "safety", false},
+			stage.ReasonUnsafeBlock, false, "safety", false, ""},
 		{"biome", setup{terrain: func(geom.Chunk) (world.BlockID, world.BiomeID, int16) { return stone, desert, 60 }},
-			stage.ReasonBiomeExcluded, false, "biome", false},
-		{"vertical", setup{terrain: noTop}, stage.ReasonOutOfBounds, false, "vert", false},
+			stage.ReasonBiomeExcluded, false, "biome", false, ""},
+		{"vertical", setup{terrain: noTop}, stage.ReasonOutOfBounds, false, "vert", false, ""},
 		{"ungenerated", setup{source: func(geom.Chunk) error { return world.ErrUngenerated }},
-			stage.ReasonReservationFailed, false, "ungenerated", false},
+			stage.ReasonReservationFailed, false, "ungenerated", false, "ungenerated"},
 		{"load error", setup{source: func(geom.Chunk) error { return errInjected }},
-			stage.ReasonReservationFailed, false, "nullChunk", false},
+			stage.ReasonReservationFailed, false, "nullChunk", false, "unreadable"},
 		{"reserve timeout", setup{reserve: func(geom.Chunk) error { return fmt.Errorf("slow: %w", context.DeadlineExceeded) }},
-			stage.ReasonReservationFailed, true, "timeout", false},
+			stage.ReasonReservationFailed, true, "timeout", false, "timeout"},
 		{"claimed", setup{verifier: func(verify.Location) bool { return false }},
-			stage.ReasonClaimProtected, false, "safetyExternal[claims]", false},
+			stage.ReasonClaimProtected, false, "safetyExternal[claims]", false, ""},
 		{"verifier panics", setup{verifier: func(verify.Location) bool { panic("claims plugin") }},
-			stage.ReasonClaimProtected, true, "timeout[claims]", false},
+			stage.ReasonClaimProtected, true, "timeout[claims]", false, ""},
 		{"check panics", setup{check: func(*world.Reservation, geom.Block) (int, memory.Cause, bool) { panic("check exploded") }},
-			stage.ReasonError, false, "", true},
+			stage.ReasonError, false, "", true, ""},
 		{"check invalid cause", setup{check: func(*world.Reservation, geom.Block) (int, memory.Cause, bool) { return 0, 77, false }},
-			stage.ReasonError, false, "", true},
-		{"shutting down", setup{cancel: true}, stage.ReasonShuttingDown, true, "", false},
+			stage.ReasonError, false, "", true, ""},
+		{"shutting down", setup{cancel: true}, stage.ReasonShuttingDown, true, "", false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,6 +186,17 @@ func TestPromotionOutcomes(t *testing.T) {
 			}
 			if n := e.rsv.openCount(); n != 0 {
 				t.Errorf("%d reservations left open by a rejected promotion", n)
+			}
+			st := e.p.Stats()
+			if tc.failure != "" {
+				if st.ReservationFailures[tc.failure] != 1 || len(st.ReservationFailures) != 1 {
+					t.Errorf("ReservationFailures = %v, want %s once", st.ReservationFailures, tc.failure)
+				}
+				if tc.failure == "unreadable" && !strings.Contains(st.LastReservationError, errInjected.Error()) {
+					t.Errorf("LastReservationError = %q, want the load error", st.LastReservationError)
+				}
+			} else if len(st.ReservationFailures) != 0 {
+				t.Errorf("ReservationFailures = %v, want none", st.ReservationFailures)
 			}
 			e.shutdown()
 		})
