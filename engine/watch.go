@@ -77,6 +77,10 @@ type WatchStats struct {
 	// removed from its pipeline because their chunk changed.
 	Forgotten uint64 `json:"forgotten"`
 	Dropped   uint64 `json:"dropped"`
+	// Reader is what the world's region-file reader counted: chunk reads
+	// that failed, torn reads retried, chunks known damaged now, warnings
+	// held back by the rate limit.
+	Reader anvil.Stats `json:"reader"`
 }
 
 // watchPeriod resolves Options.WatchPeriod: 0 is the default, negative off.
@@ -116,6 +120,9 @@ func (w *watcher) stats(region string) *WatchStats {
 	}
 	if rw := w.perRegion[region]; rw != nil {
 		st.Forgotten, st.Dropped = rw.forgotten.Load(), rw.dropped.Load()
+	}
+	if r, ok := w.src.(interface{ Stats() anvil.Stats }); ok {
+		st.Reader = r.Stats()
 	}
 	return st
 }

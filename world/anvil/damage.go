@@ -37,20 +37,21 @@ type Stats struct {
 	// ReadErrors counts chunk reads that failed (after their retries) with
 	// an error other than world.ErrUngenerated, ErrClosed or the
 	// context's.
-	ReadErrors uint64
+	ReadErrors uint64 `json:"readErrors"`
 	// TornRetries counts the extra reads made of chunks whose read failed
 	// on corrupt or cut-short data.
-	TornRetries uint64
+	TornRetries uint64 `json:"tornRetries"`
 	// DamagedChunks is how many chunks are known damaged now: their last
 	// read failed on corrupt or cut-short data after its retries. A chunk
 	// stops counting when it reads fine (or reads as ungenerated).
-	DamagedChunks int
+	DamagedChunks int `json:"damagedChunks"`
 	// Polls counts Poll calls that completed; ChangedChunks sums the
 	// chunks they reported.
-	Polls, ChangedChunks uint64
+	Polls         uint64 `json:"polls"`
+	ChangedChunks uint64 `json:"changedChunks"`
 	// WarningsSuppressed counts damaged-chunk warnings the rate limit held
 	// back (each chunk at most once per window).
-	WarningsSuppressed uint64
+	WarningsSuppressed uint64 `json:"warningsSuppressed"`
 }
 
 // Stats returns the World's counters. It is safe to call at any time,
