@@ -254,24 +254,36 @@ type Region struct {
 	PromotionTimeout time.Duration `yaml:"promotion_timeout"`
 	// Memory tunes the region's spatial memory (package memory).
 	Memory Memory `yaml:"memory"`
-	// UniquePlacement spreads players out: the area around each place
-	// handed out is remembered as rejected (cause uniquePlacement, TTL
-	// causes.uniquePlacement of ttl.yml, 30 days by default). Default off.
+	// UniquePlacement spreads players out: each place handed out is
+	// marked (cause uniquePlacement, TTL causes.uniquePlacement of
+	// ttl.yml, 30 days by default), so the same exact spot is never handed
+	// out twice while its mark lasts, and places closer than the radius
+	// to a recent delivery are skipped. Default: a radius of
+	// DefaultUniqueRadius (2 blocks).
 	UniquePlacement UniquePlacement `yaml:"unique_placement"`
 }
 
-// MaxUniqueRadius bounds UniquePlacement.Radius, in blocks: each place
-// handed out marks about pi*(radius/16)^2 chunks (some 13,000 at this
-// bound).
+// MaxUniqueRadius bounds UniquePlacement.Radius, in blocks: past 64
+// blocks each place handed out marks about pi*(radius/16)^2 chunks (some
+// 13,000 at this bound).
 const MaxUniqueRadius = 1024
 
+// DefaultUniqueRadius is UniquePlacement.Radius's default, in blocks: a
+// spot and its eight neighbours are not handed out again while the mark
+// lasts. It keeps players from landing on one another without thinning
+// small regions (each delivery takes about pi*radius^2 columns).
+const DefaultUniqueRadius = 2
+
 // UniquePlacement keeps the places handed out apart. The zero value is
-// off.
+// off; DefaultRegion holds the default.
 type UniquePlacement struct {
-	// Radius, in blocks: every chunk whose centre lies within Radius of a
-	// place handed out (and the place's own chunk) becomes a rejected
-	// place, inside the region's shape. 0 turns unique placement off; at
-	// most MaxUniqueRadius. Default 0.
+	// Radius, in blocks: the same exact spot is never handed out twice
+	// while its mark lasts; places closer than Radius blocks to a recent
+	// delivery are skipped (1: the exact spot only). Up to 64 blocks the
+	// spacing is kept column by column; past it, chunk by chunk (every
+	// chunk whose centre lies within the radius is marked in memory). 0
+	// turns unique placement off; at most MaxUniqueRadius. Default
+	// DefaultUniqueRadius (2).
 	Radius int64 `yaml:"radius"`
 }
 
@@ -522,7 +534,8 @@ func DefaultWorld() World {
 // DefaultRegion returns the default region, from which every region of a
 // config file starts: on the world "world", a circle of radius 4096 blocks
 // around block 0, 0, the flat distribution, safety.Default(), the
-// pipeline's default sink capacities and budget, a 50ms pulse.
+// pipeline's default sink capacities and budget, a 50ms pulse, unique
+// placement with DefaultUniqueRadius.
 func DefaultRegion() Region {
 	return Region{
 		World: DefaultWorldName,
@@ -565,6 +578,7 @@ func DefaultRegion() Region {
 			DemandHorizon:  pipeline.DefaultDemandHorizon,
 		},
 		PromotionTimeout: pipeline.DefaultPromotionTimeout,
+		UniquePlacement:  UniquePlacement{Radius: DefaultUniqueRadius},
 		Memory: Memory{
 			SpatialResolution: memory.DefaultSpatialResolution,
 			PendingThreshold:  memory.DefaultPendingThreshold,

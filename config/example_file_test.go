@@ -40,6 +40,9 @@ func TestDefaultValues(t *testing.T) {
 	if len(c.Regions) != 1 || !ok || r.World != "world" || r.Pulse != 50*time.Millisecond {
 		t.Fatalf("Default().Regions = %+v, want one region \"default\" on \"world\" with a 50ms pulse", c.Regions)
 	}
+	if r.UniquePlacement.Radius != 2 {
+		t.Errorf("default unique placement radius %d, want 2 blocks", r.UniquePlacement.Radius)
+	}
 	s, err := r.BuildShape()
 	if err != nil {
 		t.Fatal(err)

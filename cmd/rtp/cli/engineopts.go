@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,8 +15,7 @@ import (
 // configuration comes from and what overrides it.
 type engineOptions struct {
 	configPath string
-	worldPath  string
-	dimension  string
+	save       saveOptions
 	dataDir    string
 	logLevel   string
 }
@@ -23,38 +23,22 @@ type engineOptions struct {
 func (o *engineOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.configPath, "config", "", "configuration file (default: the built-in configuration)")
-	f.StringVar(&o.worldPath, "world", "", "Minecraft Java save folder: replaces the configured worlds, every region draws from it")
-	f.StringVar(&o.dimension, "dimension", config.Overworld, "with --world: overworld, nether or end")
+	o.save.register(f)
 	f.StringVar(&o.dataDir, "data", "", "data directory (default: the configuration's data_dir)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 }
 
-// load reads the configuration and applies the flags over it. Every error
-// is reported with the file's name; problems of the flags are usage errors.
-func (o *engineOptions) load() (*config.Config, error) {
-	cfg := config.Default()
-	if o.configPath != "" {
-		c, err := config.LoadFile(o.configPath)
-		if err != nil {
-			return nil, err
-		}
-		cfg = c
+// load reads the configuration and applies the flags over it (see
+// saveOptions for --world). Every error is reported with the file's name;
+// problems of the flags are usage errors. log receives what --world
+// derived from the save.
+func (o *engineOptions) load(ctx context.Context, log *slog.Logger) (*config.Config, error) {
+	cfg, keys, err := loadConfig(o.configPath)
+	if err != nil {
+		return nil, err
 	}
-	if o.worldPath != "" {
-		w := config.World{Kind: config.KindMinecraft, Path: o.worldPath, Dimension: o.dimension}
-		if _, err := w.AnvilOptions(); err != nil {
-			return nil, usageError{fmt.Errorf("--world: %w", err)}
-		}
-		const name = "world"
-		cfg.Worlds = map[string]config.World{name: w}
-		for rn, rc := range cfg.Regions {
-			rc.World = name
-			if s := rc.Safety.Vertical.Strategy; o.dimension == config.Nether && (s == "" || s == "surface") {
-				// The nether has a roof: search for a floor below it.
-				rc.Safety.Vertical.Strategy = "linear"
-			}
-			cfg.Regions[rn] = rc
-		}
+	if err := o.save.apply(ctx, cfg, keys, log); err != nil {
+		return nil, err
 	}
 	if o.dataDir != "" {
 		cfg.DataDir = o.dataDir
@@ -63,6 +47,15 @@ func (o *engineOptions) load() (*config.Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// loadConfig reads the file at path, or returns the built-in
+// configuration when path is "", with the keys the file sets.
+func loadConfig(path string) (*config.Config, config.Keys, error) {
+	if path == "" {
+		return config.Default(), config.Keys{}, nil
+	}
+	return config.LoadFileKeys(path)
 }
 
 func (o *engineOptions) logger(stderr io.Writer) (*slog.Logger, error) {

@@ -13,19 +13,14 @@ import (
 
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
-	"github.com/rtpengine/rtp/world/anvil"
 )
 
 type pickOptions struct {
 	n          int
 	configPath string
-	worldPath  string
-	dimension  string
+	save       saveOptions
 	region     string
 	dataDir    string
-	x, z       int64
-	centerSet  bool
-	radius     int64
 	timeout    time.Duration
 	asJSON     bool
 }
@@ -37,26 +32,24 @@ func newPickCmd() *cobra.Command {
 		Short: "Print N safe random locations",
 		Long: `Pick runs the engine on a world until it has handed out N safe locations,
 prints them and exits. With --world it reads a Minecraft Java save folder
-(read-only) and centres a circular region on the world spawn (or --x/--z);
-without, it uses the configuration (--config) or the built-in procedural
-world. Unless --data names one, a temporary data directory is used and
-removed afterwards.`,
+(read-only) and lays the region over it as rtp serve does: a circle round
+the spawn (or round the middle of the finished chunks when they lie off to
+one side of it), just wide enough to cover every finished chunk and inside
+the world border, logged on stderr; --x, --z and --radius replace what they
+name. Without --world it uses the configuration (--config) or the built-in
+procedural world. Unless --data names one, a temporary data directory is
+used and removed afterwards.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.centerSet = cmd.Flags().Changed("x") || cmd.Flags().Changed("z")
 			return runPick(cmd.Context(), &o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.IntVarP(&o.n, "n", "n", 10, "number of locations")
 	f.StringVar(&o.configPath, "config", "", "configuration file (default: the built-in configuration)")
-	f.StringVar(&o.worldPath, "world", "", "Minecraft Java save folder (or a folder of region files) to read")
-	f.StringVar(&o.dimension, "dimension", "overworld", "with --world: overworld, nether or end")
+	o.save.register(f)
 	f.StringVar(&o.region, "region", config.DefaultRegionName, "region to pick from")
 	f.StringVar(&o.dataDir, "data", "", "data directory (default: a temporary one)")
-	f.Int64Var(&o.x, "x", 0, "with --world: block x of the region's centre (default: the spawn)")
-	f.Int64Var(&o.z, "z", 0, "with --world: block z of the region's centre (default: the spawn)")
-	f.Int64Var(&o.radius, "radius", 1024, "with --world: region radius in blocks")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up after this long")
 	f.BoolVar(&o.asJSON, "json", false, "print the locations as JSON")
 	return cmd
@@ -66,18 +59,21 @@ func runPick(ctx context.Context, o *pickOptions, stdout, stderr io.Writer) erro
 	if o.n < 1 || o.n > 100000 {
 		return usageError{fmt.Errorf("pick: -n %d outside [1, 100000]", o.n)}
 	}
-	cfg := config.Default()
-	if o.configPath != "" {
-		c, err := config.LoadFile(o.configPath)
-		if err != nil {
-			return err
-		}
-		cfg = c
+	cfg, keys, err := loadConfig(o.configPath)
+	if err != nil {
+		return err
 	}
-	if o.worldPath != "" {
-		if err := pickWorld(cfg, o); err != nil {
-			return err
+	if o.save.path != "" {
+		// pick draws from one region: the one named, or a default one.
+		rc, ok := cfg.Regions[o.region]
+		if !ok {
+			rc = config.DefaultRegion()
 		}
+		cfg.Regions = map[string]config.Region{o.region: rc}
+	}
+	info := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := o.save.apply(ctx, cfg, keys, info); err != nil {
+		return err
 	}
 	if _, ok := cfg.Regions[o.region]; !ok {
 		return usageError{fmt.Errorf("pick: no region %q in the configuration", o.region)}
@@ -140,36 +136,4 @@ func pickN(ctx context.Context, e *engine.Engine, o *pickOptions) ([]engine.Loca
 		locs = append(locs, loc)
 	}
 	return locs, nil
-}
-
-// pickWorld points the configuration's region at a Minecraft save folder,
-// centred on its spawn unless --x/--z say otherwise.
-func pickWorld(cfg *config.Config, o *pickOptions) error {
-	w := config.World{Kind: config.KindMinecraft, Path: o.worldPath, Dimension: o.dimension}
-	opts, err := w.AnvilOptions()
-	if err != nil {
-		return usageError{err}
-	}
-	if !o.centerSet {
-		reader, err := anvil.Open(o.worldPath, opts)
-		if err != nil {
-			return err
-		}
-		spawn := reader.Level().Spawn
-		reader.Close()
-		o.x, o.z = spawn.X, spawn.Z
-	}
-	rc, ok := cfg.Regions[o.region]
-	if !ok {
-		rc = config.DefaultRegion()
-	}
-	rc.World = "minecraft"
-	rc.Shape = config.Shape{Kind: "circle", CenterX: o.x, CenterZ: o.z, Radius: o.radius}
-	if o.dimension == config.Nether {
-		rc.Safety = config.DefaultRegion().Safety
-		rc.Safety.Vertical.Strategy = "linear"
-	}
-	cfg.Worlds = map[string]config.World{"minecraft": w}
-	cfg.Regions = map[string]config.Region{o.region: rc}
-	return nil
 }

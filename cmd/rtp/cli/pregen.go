@@ -80,7 +80,7 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	cfg, err := o.load()
+	cfg, err := o.load(ctx, logger)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 
 	"github.com/spf13/cobra"
@@ -34,8 +35,18 @@ On start it prints "listening on http://ADDR" (the address actually bound:
 requests, lets those in flight finish, then shuts the engine down in order:
 reservations closed, locations and memory saved for the next start.
 
+With --world SAVE every region draws from a Minecraft Java save folder,
+read-only (--dimension picks overworld, nether or end). A region whose shape
+the configuration does not write is then laid over the save: a circle round
+the spawn (or round the middle of the finished chunks when they lie off to
+one side of it), just wide enough to cover every finished chunk and inside
+the world border; --x, --z and --radius replace what they name. The shape
+chosen is logged. A save without the dimension's region folder, or a region
+holding no finished chunk, is an error before anything starts.
+
 With --config, POST /v1/admin/reload re-reads that file (with the flags
-applied again) and applies what can change while running.`,
+applied again) and applies what can change while running; the save is not
+scanned again.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), &o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -46,8 +57,8 @@ applied again) and applies what can change while running.`,
 	return cmd
 }
 
-func (o *serveOptions) load() (*config.Config, error) {
-	cfg, err := o.engineOptions.load()
+func (o *serveOptions) load(ctx context.Context, log *slog.Logger) (*config.Config, error) {
+	cfg, err := o.engineOptions.load(ctx, log)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +73,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	if err != nil {
 		return err
 	}
-	cfg, err := o.load()
+	cfg, err := o.load(ctx, logger)
 	if err != nil {
 		return err
 	}
@@ -87,7 +98,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	opts := server.Options{Logger: logger, Token: token, MaxBodyBytes: cfg.Server.MaxBodyBytes}
 	if o.configPath != "" {
 		opts.Reload = func(ctx context.Context) error {
-			c, err := o.load()
+			c, err := o.load(ctx, logger)
 			if err != nil {
 				return &engine.Error{Reason: engine.ReasonInvalid, Err: err}
 			}
