@@ -165,7 +165,17 @@ type World struct {
 	// holds, so it stays out of the world's JSON form, from which the
 	// engine derives the key of the locations it keeps across restarts.
 	TileCache int `yaml:"tile_cache" json:"-"`
+	// WatchPeriod is how often the region files are checked for chunks
+	// the game rewrote (kind minecraft): cached places of a changed chunk
+	// are dropped and its memory forgotten, so none is handed out from
+	// data older than the file. 0 selects DefaultWatchPeriod (1 s); a
+	// negative period turns watching off. Like TileCache it is not part
+	// of what the world holds.
+	WatchPeriod time.Duration `yaml:"watch_period" json:"-"`
 }
+
+// DefaultWatchPeriod is World.WatchPeriod's default.
+const DefaultWatchPeriod = time.Second
 
 // Bounds of World.TileCache.
 const (

@@ -106,6 +106,7 @@ var badFiles = []struct {
 	{"screen workers", "screen_workers: -1\n", []want{{1, "screen_workers", "-1: want 0 (one fewer than the processors) to 4096"}}},
 	{"tile cache zero", "worlds:\n  world:\n    tile_cache: 0\n", []want{{3, "worlds.world.tile_cache", "0 tiles: want 1 to 1048576"}}},
 	{"tile cache huge", "worlds:\n  world:\n    tile_cache: 2000000\n", []want{{3, "worlds.world.tile_cache", "2000000 tiles: want 1 to 1048576"}}},
+	{"watch period huge", "worlds:\n  world:\n    kind: minecraft\n    path: /\n    watch_period: 2h\n", []want{{5, "worlds.world.watch_period", "2h0m0s: want at most 1h (or negative: off)"}}},
 	{"minecraft tile cache", "worlds:\n  world:\n    kind: minecraft\n    path: /\n    tile_cache: 9\n", []want{{5, "worlds.world.tile_cache", "only used by procedural worlds (kind is minecraft)"}}},
 	{"procedural path", "worlds:\n  world:\n    path: /srv/world\n", []want{{3, "worlds.world.path", "only used by minecraft worlds"}}},
 	{"minecraft without path", "worlds:\n  world:\n    kind: minecraft\n", []want{{2, "worlds.world.path", "empty: want a path"}}},

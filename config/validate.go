@@ -281,6 +281,9 @@ func (v *validator) world(p keyPath, w World) {
 				v.add(p.key("path"), nil, "%q is not a directory: want a Minecraft save folder", w.Path)
 			}
 		}
+		if w.WatchPeriod > time.Hour {
+			v.add(p.key("watch_period"), nil, "%v: want at most 1h (or negative: off)", w.WatchPeriod)
+		}
 		switch w.Dimension {
 		case Overworld, Nether, End:
 		default:

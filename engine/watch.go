@@ -96,6 +96,9 @@ func (o Options) watchPeriod() time.Duration {
 // and counted; the next poll takes it.
 func (e *Engine) newWatcher(ctx context.Context, name string, src changeSource) *watcher {
 	period := e.opts.watchPeriod()
+	if wp := e.cfg.Worlds[name].WatchPeriod; wp != 0 {
+		period = wp // the world's own setting wins over the engine's
+	}
 	if period < 0 {
 		return nil
 	}
