@@ -164,6 +164,10 @@ func (c *Client) do(ctx context.Context, method, path string, body any, want ...
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
+	// Mutating routes want JSON or this header (which no web page can
+	// send cross-site without the server's consent): requests without a
+	// body carry it.
+	req.Header.Set("X-RTP-Request", "1")
 	req.Header.Set("User-Agent", c.ua)
 	if c.auth != "" {
 		req.Header.Set("Authorization", c.auth)

@@ -19,6 +19,12 @@ type Stats struct {
 	Pipeline PipelineStats `json:"pipeline"`
 	Memory   MemoryStats   `json:"memory"`
 	Resident ResidentStats `json:"resident"`
+	// Unique is what unique placement did; UnknownBlocks the block names
+	// the collision data does not know; Watch what the region files'
+	// watcher saw (nil for worlds without one).
+	Unique        UniqueStats        `json:"unique"`
+	UnknownBlocks UnknownBlocksStats `json:"unknownBlocks"`
+	Watch         *WatchStats        `json:"watch,omitempty"`
 	// Latency summarizes the teleports served since start; nil when the
 	// server does not report it.
 	Latency *Latency `json:"latency,omitempty"`
@@ -62,6 +68,38 @@ type PipelineStats struct {
 	PromotionRejections map[string]uint64 `json:"promotionRejections"`
 	LoginExhaustion     uint64            `json:"loginExhaustion"`
 	Misses              uint64            `json:"misses"`
+	// ReservationFailures split the RESERVATION_FAILED promotion
+	// rejections by kind (timeout, ungenerated, outside, unreadable);
+	// LastReservationError is the latest unreadable one's text.
+	ReservationFailures  map[string]uint64 `json:"reservationFailures"`
+	LastReservationError string            `json:"lastReservationError"`
+}
+
+// UniqueStats count the work of unique placement.
+type UniqueStats struct {
+	Radius     int64  `json:"radius"`
+	Dropped    uint64 `json:"dropped"`
+	SpotChunks int    `json:"spotChunks"`
+}
+
+// UnknownBlocksStats count the block names the collision data does not
+// know (never landed on).
+type UnknownBlocksStats struct {
+	Names      int64  `json:"names"`
+	Rejections uint64 `json:"rejections"`
+}
+
+// WatchStats count what a Minecraft world's watcher saw, and what its
+// region-file reader counted.
+type WatchStats struct {
+	Polls         uint64 `json:"polls"`
+	ChangedChunks uint64 `json:"changedChunks"`
+	Dropped       uint64 `json:"dropped"`
+	Reader        struct {
+		ReadErrors    uint64 `json:"readErrors"`
+		TornRetries   uint64 `json:"tornRetries"`
+		DamagedChunks int    `json:"damagedChunks"`
+	} `json:"reader"`
 }
 
 // MemoryStats describe the region's spatial memory.

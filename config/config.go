@@ -80,6 +80,12 @@ type Server struct {
 	// ShutdownTimeout is how long a stopping server waits for requests in
 	// flight. Default 10s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// AllowedHosts lists the host names (or IP addresses) requests may
+	// name in their Host header; others get 421, which defeats DNS
+	// rebinding. "*" allows any. Default: none listed, which on a
+	// loopback listener allows only localhost and loopback addresses,
+	// and elsewhere any host. Needs a restart.
+	AllowedHosts []string `yaml:"allowed_hosts"`
 }
 
 // Database is the embedded SQLite database.

@@ -229,6 +229,7 @@ func (d *decoder) syntaxError(err error) {
 }
 
 var durationType = reflect.TypeFor[time.Duration]()
+var secretType = reflect.TypeFor[Secret]()
 
 // spend counts n values read at key, and reports false (and the problem,
 // once) when the file has made Load read more than maxValues.
@@ -502,6 +503,10 @@ func (d *decoder) scalar(n *yaml.Node, v reflect.Value, key keyPath) {
 			return
 		}
 		v.SetInt(int64(x))
+	case t == secretType && tag != "!!str":
+		// Never quote a secret back, not even a mistyped one.
+		d.fail(n.Line, key, "want a string, got %s (put the value in quotes)", yamlnode.KindName(n))
+		return
 	case t.Kind() == reflect.String:
 		if tag != "!!str" {
 			d.fail(n.Line, key, "want a string, got %s (quote it: %q)", yamlnode.KindName(n), n.Value)

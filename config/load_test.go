@@ -471,3 +471,25 @@ func TestLineErrorFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretsNotEchoed: a token written as a bare number is refused, and
+// no error about a token quotes it.
+func TestSecretsNotEchoed(t *testing.T) {
+	for _, doc := range []string{
+		"auth:\n  token: 987654321\n",              // too short, and a YAML integer
+		"auth:\n  token: [987654321]\n",            // not a scalar
+		"auth:\n  token: 98765432109876543210987\n", // a number, however long: refused
+	} {
+		path := filepath.Join(t.TempDir(), "rtp.yml")
+		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadFile(path)
+		if err == nil {
+			t.Fatalf("%q: loaded, want an error (a token is a string)", doc)
+		}
+		if strings.Contains(err.Error(), "987654321") {
+			t.Errorf("%q: error quotes the token: %v", doc, err)
+		}
+	}
+}

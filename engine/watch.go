@@ -64,9 +64,11 @@ type regionWatch struct {
 // regions; Forgotten and Dropped are the region's own. Stale hot entries
 // found at a take are counted by the pipeline (pipeline.Stats.Changed).
 type WatchStats struct {
-	Period time.Duration `json:"period"`
-	Polls  uint64        `json:"polls"`  // polls done since start (the baseline included)
-	Errors uint64        `json:"errors"` // polls that failed (nothing recorded)
+	Period time.Duration `json:"-"`
+	// PeriodMs is Period in milliseconds, for JSON.
+	PeriodMs float64 `json:"periodMs"`
+	Polls    uint64  `json:"polls"`  // polls done since start (the baseline included)
+	Errors   uint64  `json:"errors"` // polls that failed (nothing recorded)
 	// ChangedChunks and ChangedRegions count the chunks and region files
 	// the polls reported changed; Damaged the chunks already unreadable.
 	ChangedChunks  uint64 `json:"changedChunks"`
@@ -118,7 +120,7 @@ func (w *watcher) stats(region string) *WatchStats {
 		return nil
 	}
 	st := &WatchStats{
-		Period: w.period, Polls: w.polls.Load(), Errors: w.errors.Load(),
+		Period: w.period, PeriodMs: float64(w.period) / float64(time.Millisecond), Polls: w.polls.Load(), Errors: w.errors.Load(),
 		ChangedChunks: w.chunks.Load(), ChangedRegions: w.regions.Load(), Damaged: w.damaged.Load(),
 	}
 	if rw := w.perRegion[region]; rw != nil {

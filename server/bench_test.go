@@ -41,6 +41,7 @@ func BenchmarkHandlerComplete(b *testing.B) {
 	for b.Loop() {
 		req := httptest.NewRequest("POST", "/v1/teleports/12345/complete", nil)
 		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set(HeaderRequest, "1")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code != http.StatusNoContent {

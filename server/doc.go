@@ -33,13 +33,47 @@
 // # Requests
 //
 // A request body is one JSON object (Content-Type application/json, or no
-// Content-Type), at most Options.MaxBodyBytes (413 too-large beyond). Its
+// Content-Type with the X-RTP-Request header; any other declared type is
+// 415), at most Options.MaxBodyBytes (413 too-large beyond). Its
 // keys must be the route's fields spelt exactly, each once; nothing may
 // follow the object. An empty body stands for {} where every field is
 // optional. Malformed JSON, an unknown or repeated field, a value of the
 // wrong type, a missing required field or a value out of range is a 400
 // bad-request whose message names the field; a value the engine or the
 // claims store refuses is a 400 invalid. Routes without a body ignore one.
+//
+// # Web pages
+//
+// A web page must not be able to drive the API, even one served from
+// elsewhere to a browser on the machine of a loopback service. So every
+// POST, PUT, PATCH and DELETE, with a body or without, with an admin token
+// configured or not, needs either "Content-Type: application/json"
+// (parameters allowed; a charset other than UTF-8 refused) or the header
+// "X-RTP-Request" with any non-empty value (HeaderRequest; "1" by
+// convention, and what a request without a body sends); otherwise it is
+// answered 415 unsupported-media-type saying what to send (this is checked
+// before the admin token). A browser sends
+// neither cross-site without a CORS preflight first, and the server
+// approves none: no answer carries an Access-Control-Allow-* header and
+// every OPTIONS request is answered 405. GET and HEAD need nothing.
+//
+// A page can also reach a loopback service same-origin, by pointing a
+// host name of its own at 127.0.0.1 (DNS rebinding); its requests then
+// carry that host name. A request whose Host (port aside, any letter case)
+// is not in Options.AllowedHosts is answered 421 misdirected, before any
+// other check: 421 rather than 403 because nothing about the client is
+// refused, only the name it used for the server, which another name may
+// reach. With the list empty, Serve on a TCP loopback listener answers
+// only localhost, names under .localhost and loopback IP addresses; on
+// other listeners, and through Handler alone, any host. A loopback
+// service behind a proxy that passes the public host name on must list
+// that name, or "*" for any.
+//
+// Error messages and log lines never repeat the Authorization header or
+// another header's value. A path segment longer than 24 bytes, such as a
+// network token, is repeated only as its first 6 bytes and "…", and the
+// log line of a failed request has the path's network token and the
+// request's credentials cut the same way wherever its detail quotes them.
 //
 // # Errors
 //
@@ -59,7 +93,8 @@
 // and the server's own: bad-request 400, unauthorized 401 (with
 // WWW-Authenticate: Bearer), unknown-world and unknown-claim 404, not-found
 // 404 and method-not-allowed 405 (with Allow) for a request no route
-// matches, too-large 413, not-ready 503 (from /readyz, Retry-After: 1) and
+// matches, too-large 413, unsupported-media-type 415, misdirected 421,
+// not-ready 503 (from /readyz, Retry-After: 1) and
 // internal 500, whose message is generic: the detail goes to the log. A
 // panic in a handler is recovered, logged with its stack and answered as an
 // internal error. A teleport waiting on a miss when Serve begins its
@@ -73,6 +108,13 @@
 // show in the time an answer takes. Without a token those routes are open
 // (Serve logs a warning when it listens beyond loopback). GET /v1/regions,
 // stats, the claims list, /metrics, /healthz and /readyz are always open.
+//
+// (*Server).SetToken replaces the token while the server runs. POST
+// /v1/admin/reload, after Options.Reload succeeded, reads the token again
+// with Options.ReloadToken when set and applies it: the new token is
+// accepted from then on and the old one refused. When the token cannot be
+// read, the old one stays in force and the reload is answered 500 internal
+// saying so, the detail in the log.
 //
 // # Metrics
 //
@@ -117,6 +159,10 @@
 //	rtp_resident_chunks{world}                      and _reserved_chunks, _bytes,
 //	                                                _loads_in_flight
 //	rtp_claims                                      claims in force
+//	rtp_safety_unknown_blocks{region}               block names the collision data lacks
+//	rtp_safety_unknown_block_rejections_total{region} columns screened out on unknown ground
+//	rtp_unique_dropped_total{region}                cached places closed as too close to a delivery
+//	rtp_unique_spot_chunks{region}                  chunks holding spots handed out
 //
 // The resident store belongs to a world, so its metrics carry the world,
 // once per world. A region whose Stats fail is left out of a scrape (and

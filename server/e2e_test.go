@@ -157,6 +157,9 @@ func (ev *env) callAuth(method, path, body, token string) answer {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if mutating(method) {
+		req.Header.Set(HeaderRequest, "1")
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

@@ -24,6 +24,14 @@ const (
 	CodeMethodNotAllowed = "method-not-allowed"
 	CodeNotReady         = "not-ready"
 	CodeInternal         = "internal"
+
+	// CodeUnsupportedMediaType (415): a mutating request with neither
+	// Content-Type application/json nor the X-RTP-Request header, or a
+	// body that is not declared JSON.
+	CodeUnsupportedMediaType = "unsupported-media-type"
+	// CodeMisdirected (421): a request for a host name the server does not
+	// answer (Options.AllowedHosts).
+	CodeMisdirected = "misdirected"
 )
 
 // Retry-After values of the 503 answers, in seconds.
@@ -114,7 +122,11 @@ func oneLine(s string) string {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ae := toAPIError(err)
 	if ae.status >= 500 && ae.status != http.StatusServiceUnavailable {
-		s.log.Error("server: request failed", "method", r.Method, "path", r.URL.Path, "err", ae.err)
+		detail := "<nil>"
+		if ae.err != nil {
+			detail = redact(r, ae.err.Error())
+		}
+		s.log.Error("server: request failed", "method", r.Method, "path", safePath(r.URL.Path), "err", detail)
 	}
 	h := w.Header()
 	switch ae.status {

@@ -77,7 +77,7 @@ func (f *fakeEngine) lastCall() string {
 	return f.last
 }
 
-var fakeLocation = engine.Location{ID: 7, Region: "r", World: "w", X: 1, Y: 64, Z: -3, Biome: "plains", Sink: "general"}
+var fakeLocation = engine.Location{ID: 7, Region: "r", World: "w", X: 1, Y: 64, Z: -3, StandY: 64, Biome: "plains", Sink: "general"}
 
 func (f *fakeEngine) Teleport(ctx context.Context, region string, req engine.Request) (engine.Location, error) {
 	if f.block != nil {
@@ -189,7 +189,10 @@ func (a answer) errMessage() string {
 	return b.Error.Message
 }
 
-// do sends a request to h (in process) and returns the answer.
+// do sends a request to h (in process) and returns the answer. Like the
+// project's client, it sends Content-Type application/json with a body and
+// the X-RTP-Request header on every mutating request; header (name, value
+// pairs) replaces those. Use doRequest for a request of other headers.
 func do(t testing.TB, h http.Handler, method, path, body string, header ...string) answer {
 	t.Helper()
 	var r io.Reader
@@ -200,9 +203,17 @@ func do(t testing.TB, h http.Handler, method, path, body string, header ...strin
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if mutating(method) {
+		req.Header.Set(HeaderRequest, "1")
+	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	return doRequest(h, req)
+}
+
+// doRequest serves req with h (in process) and returns the answer.
+func doRequest(h http.Handler, req *http.Request) answer {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return answer{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}

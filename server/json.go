@@ -9,6 +9,7 @@ import (
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/verify/claims"
 	"github.com/rtpengine/rtp/world"
 )
@@ -19,7 +20,7 @@ import (
 
 func toTeleport(l engine.Location) api.Teleport {
 	return api.Teleport{ID: l.ID, Region: l.Region, World: l.World, X: l.X, Y: l.Y, Z: l.Z,
-		Biome: l.Biome, Sink: l.Sink, WaitedMs: ms(l.Waited)}
+		StandY: l.StandY, Biome: l.Biome, Sink: l.Sink, WaitedMs: ms(l.Waited)}
 }
 
 // ms is d in float milliseconds.
@@ -43,6 +44,11 @@ type statsJSON struct {
 	Pipeline pipeline.Stats `json:"pipeline"`
 	Memory   memory.Stats   `json:"memory"`
 	Resident api.Resident   `json:"resident"`
+	// Unique, UnknownBlocks and Watch are the engine's as they are (Watch
+	// only for worlds with a watcher).
+	Unique        engine.UniqueStats  `json:"unique"`
+	UnknownBlocks safety.UnknownStats `json:"unknownBlocks"`
+	Watch         *engine.WatchStats  `json:"watch,omitempty"`
 }
 
 func toResident(r world.ResidentStats) api.Resident {
@@ -74,10 +80,13 @@ func toStats(st engine.Stats) statsJSON {
 	}
 	return statsJSON{
 		Region: st.Region, World: st.World, Paused: st.Paused, Restored: st.Restored,
-		Latency:  api.Latency{Count: l.Count, P50Ms: ms(l.P50), P90Ms: ms(l.P90), P99Ms: ms(l.P99), MaxMs: ms(l.Max)},
-		Pipeline: st.Pipeline,
-		Memory:   st.Memory,
-		Resident: toResident(st.Resident),
+		Latency:       api.Latency{Count: l.Count, P50Ms: ms(l.P50), P90Ms: ms(l.P90), P99Ms: ms(l.P99), MaxMs: ms(l.Max)},
+		Pipeline:      st.Pipeline,
+		Memory:        st.Memory,
+		Resident:      toResident(st.Resident),
+		Unique:        st.Unique,
+		UnknownBlocks: st.UnknownBlocks,
+		Watch:         st.Watch,
 	}
 }
 

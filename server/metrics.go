@@ -170,6 +170,10 @@ var (
 	mResBytes     = newDesc("rtp_resident_bytes", "Estimated memory of the resident chunks.", gauge, "world")
 	mResLoading   = newDesc("rtp_resident_loads_in_flight", "Chunk loads running.", gauge, "world")
 	mClaims       = newDesc("rtp_claims", "Claims in force.", gauge)
+	mUnknownNames = newDesc("rtp_safety_unknown_blocks", "Block names the collision data does not know (never landed on).", gauge, "region")
+	mUnknownRej   = newDesc("rtp_safety_unknown_block_rejections_total", "Columns screened out because their ground block was unknown.", counter, "region")
+	mUniqueDrops  = newDesc("rtp_unique_dropped_total", "Cached locations closed when taken, too close to a place handed out since.", counter, "region")
+	mUniqueChunks = newDesc("rtp_unique_spot_chunks", "Chunks holding spots handed out whose marks have not expired.", gauge, "region")
 
 	allDescs = []metricDesc{
 		mRegionInfo, mPaused, mRestored, mTeleports, mLatency, mLatencyMax,
@@ -178,7 +182,7 @@ var (
 		mScreenRej, mPromoRej, mMemErrors, mForeign,
 		mMemCells, mMemBad, mMemProbation, mMemBadFrac, mMemCoverage, mMemActive, mMemProbRuns, mMemByCause, mMemRejects, mMemBytes, mMemRebuilds,
 		mResOpened, mResClosed, mResForced, mResOpen, mResHits, mResMisses, mResLoads, mResLoadErrs, mResEvictions, mResChunks, mResReserved, mResBytes, mResLoading,
-		mClaims,
+		mClaims, mUnknownNames, mUnknownRej, mUniqueDrops, mUniqueChunks,
 	}
 )
 
@@ -217,6 +221,10 @@ func (ec *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		emit(mRegionInfo, 1, region, st.World)
 		emit(mPaused, b2f(st.Paused), region)
 		emit(mRestored, float64(st.Restored), region)
+		emit(mUnknownNames, float64(st.UnknownBlocks.Names), region)
+		emit(mUnknownRej, float64(st.UnknownBlocks.Rejections), region)
+		emit(mUniqueDrops, float64(st.Unique.Dropped), region)
+		emit(mUniqueChunks, float64(st.Unique.SpotChunks), region)
 		collectLatency(emit, region, st.Latency)
 
 		p := st.Pipeline

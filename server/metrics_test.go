@@ -10,6 +10,7 @@ import (
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/world"
 )
 
@@ -20,7 +21,9 @@ func TestEngineCollector(t *testing.T) {
 	f := newFake(t)
 	f.stats = &engine.Stats{
 		Region: "r", World: "w", Restored: 3, Paused: true,
-		Latency: engine.Latency{Count: 9, P50: 20 * time.Microsecond, P90: time.Millisecond, P99: 2 * time.Millisecond, Max: time.Second},
+		UnknownBlocks: safety.UnknownStats{Names: 2, Rejections: 40},
+		Unique:        engine.UniqueStats{Radius: 2, Dropped: 5, SpotChunks: 12},
+		Latency:       engine.Latency{Count: 9, P50: 20 * time.Microsecond, P90: time.Millisecond, P99: 2 * time.Millisecond, Max: time.Second},
 		Pipeline: pipeline.Stats{
 			Backlog: pipeline.SinkFill{Name: "backlog", Fill: 1, Capacity: 256},
 			Cold:    pipeline.SinkFill{Name: "cold", Fill: 7, Capacity: 4096},
@@ -98,8 +101,12 @@ func TestEngineCollector(t *testing.T) {
 		"rtp_resident_reservations_opened_total{world=w}":                          20,
 		"rtp_resident_reservations_closed_total{world=w}":                          18,
 		"rtp_resident_reservations_open{world=w}":                                  2,
-		"rtp_claims{}":                  0,
-		"rtp_http_requests_in_flight{}": 0,
+		"rtp_safety_unknown_blocks{region=r}":                                      2,
+		"rtp_safety_unknown_block_rejections_total{region=r}":                      40,
+		"rtp_unique_dropped_total{region=r}":                                       5,
+		"rtp_unique_spot_chunks{region=r}":                                         12,
+		"rtp_claims{}":                                                             0,
+		"rtp_http_requests_in_flight{}":                                            0,
 	} {
 		if v, ok := got[key]; !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v", key, v, ok, want)

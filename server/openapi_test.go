@@ -25,8 +25,9 @@ var specPath = filepath.Join("..", "api", "openapi.yaml")
 
 // TestOpenAPIRoutes checks that api/openapi.yaml lists exactly the routes
 // the server registers, each with the path parameters of its pattern, the
-// bearer security exactly where the server asks for the token and a
-// request body exactly where the server decodes one.
+// bearer security exactly where the server asks for the token, a request
+// body exactly where the server decodes one, and the X-RTP-Request header
+// and the 415 and 421 answers where the server may give them.
 func TestOpenAPIRoutes(t *testing.T) {
 	data, err := os.ReadFile(specPath)
 	if err != nil {
@@ -130,6 +131,17 @@ func TestOpenAPIRoutes(t *testing.T) {
 		if rt.needsAuth() {
 			if _, ok := op.Responses["401"]; !ok {
 				t.Errorf("%s: no 401 answer in the spec", rt.pattern())
+			}
+		}
+		if _, ok := op.Responses["421"]; !ok {
+			t.Errorf("%s: no 421 answer in the spec", rt.pattern())
+		}
+		if mutating(rt.method) {
+			if _, ok := op.Responses["415"]; !ok {
+				t.Errorf("%s: no 415 answer in the spec", rt.pattern())
+			}
+			if !slices.ContainsFunc(op.Parameters, func(p param) bool { p = resolve(p); return p.In == "header" && p.Name == HeaderRequest }) {
+				t.Errorf("%s: no %s header parameter in the spec", rt.pattern(), HeaderRequest)
 			}
 		}
 		if bodied[rt.pattern()] {

@@ -71,9 +71,10 @@ var routes = []route{
 }
 
 // wrap makes h a handler: it counts and times the request under the
-// route's label, checks the admin token when auth is set, answers h's
+// route's label, checks its Host, checks the request shape of a mutating
+// route (shaped set), checks the admin token when auth is set, answers h's
 // error, and recovers a panic of h as a 500.
-func (s *Server) wrap(label string, auth bool, h handlerFunc) http.Handler {
+func (s *Server) wrap(label string, shaped, auth bool, h handlerFunc) http.Handler {
 	m := s.metrics.route(label)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.opts.Clock()
@@ -83,7 +84,7 @@ func (s *Server) wrap(label string, auth bool, h handlerFunc) http.Handler {
 			p := recover()
 			if p != nil && p != http.ErrAbortHandler {
 				s.metrics.panics.Inc()
-				s.log.Error("server: panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				s.log.Error("server: panic serving a request", "method", r.Method, "path", safePath(r.URL.Path), "panic", redact(r, fmt.Sprint(p)), "stack", string(debug.Stack()))
 				if !sw.wrote {
 					s.writeError(sw, r, &apiError{status: http.StatusInternalServerError, code: CodeInternal, msg: "internal error; the detail is in the server's log", err: fmt.Errorf("panic: %v", p)})
 				}
@@ -94,10 +95,22 @@ func (s *Server) wrap(label string, auth bool, h handlerFunc) http.Handler {
 				panic(p)
 			}
 		}()
-		if auth && s.hasAuth {
-			if err := s.authorize(r); err != nil {
+		if !s.hosts.allows(r.Host) {
+			s.writeError(sw, r, misdirected())
+			return
+		}
+		if shaped {
+			if err := checkRequestShape(r); err != nil {
 				s.writeError(sw, r, err)
 				return
+			}
+		}
+		if auth {
+			if d := s.token.Load(); d != nil {
+				if err := authorize(r, d); err != nil {
+					s.writeError(sw, r, err)
+					return
+				}
 			}
 		}
 		if err := h(sw, r); err != nil {
@@ -106,10 +119,11 @@ func (s *Server) wrap(label string, auth bool, h handlerFunc) http.Handler {
 	})
 }
 
-// authorize checks the bearer token of r against the admin token. It
-// compares SHA-256 digests in constant time, so neither the token's bytes
-// nor its length show in the time taken.
-func (s *Server) authorize(r *http.Request) error {
+// authorize checks the bearer token of r against the digest of the admin
+// token. It compares SHA-256 digests in constant time, so neither the
+// token's bytes nor its length show in the time taken. Its messages never
+// repeat the header.
+func authorize(r *http.Request, want *tokenDigest) error {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		return &apiError{status: http.StatusUnauthorized, code: CodeUnauthorized, msg: "this route needs the admin token: Authorization: Bearer <token>"}
@@ -119,7 +133,7 @@ func (s *Server) authorize(r *http.Request) error {
 		return &apiError{status: http.StatusUnauthorized, code: CodeUnauthorized, msg: "the Authorization header is not a bearer token"}
 	}
 	d := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	if subtle.ConstantTimeCompare(d[:], s.token[:]) != 1 {
+	if subtle.ConstantTimeCompare(d[:], want[:]) != 1 {
 		return &apiError{status: http.StatusUnauthorized, code: CodeUnauthorized, msg: "wrong admin token"}
 	}
 	return nil
@@ -157,8 +171,12 @@ func (w *statusWriter) code() int {
 }
 
 // unmatched answers a request no route matched: 405 with Allow when the
-// path has routes for other methods, else 404.
+// path has routes for other methods, else 404. A CORS preflight (OPTIONS)
+// is 405 whatever the path, with no Access-Control-Allow-* header: the
+// server approves no cross-origin request. Its messages repeat the path
+// through safePath.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) error {
+	path := safePath(r.URL.Path)
 	var allow []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
 		probe := r.Clone(r.Context())
@@ -170,12 +188,17 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
+	if r.Method == http.MethodOptions {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		return &apiError{status: http.StatusMethodNotAllowed, code: CodeMethodNotAllowed,
+			msg: "OPTIONS is not allowed: this server answers no cross-origin (CORS) request"}
+	}
 	if len(allow) == 0 {
-		return notFound(CodeNotFound, "no route %s %s", r.Method, r.URL.Path)
+		return notFound(CodeNotFound, "no route %s %s", r.Method, path)
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
 	return &apiError{status: http.StatusMethodNotAllowed, code: CodeMethodNotAllowed,
-		msg: fmt.Sprintf("%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, strings.Join(allow, ", "))}
+		msg: fmt.Sprintf("%s is not allowed on %s; allowed: %s", r.Method, path, strings.Join(allow, ", "))}
 }
 
 // pathPlayer returns the checked {player} path segment.
@@ -463,7 +486,32 @@ func (s *Server) reload(w http.ResponseWriter, r *http.Request) error {
 	if err := s.opts.Reload(r.Context()); err != nil {
 		return err
 	}
+	if s.opts.ReloadToken != nil {
+		tok, err := s.opts.ReloadToken()
+		if err != nil {
+			return &apiError{status: http.StatusInternalServerError, code: CodeInternal,
+				msg: "the configuration was reloaded, but the admin token could not be read again: the previous token stays in force; the detail is in the server's log",
+				err: fmt.Errorf("reload the admin token: %w", err)}
+		}
+		s.applyToken(tok)
+	}
 	return noContent(w)
+}
+
+// applyToken installs a token read again by a reload, logging (without
+// the token) whether it changed.
+func (s *Server) applyToken(tok string) {
+	old := s.token.Load()
+	s.SetToken(tok)
+	cur := s.token.Load()
+	switch {
+	case old != nil && cur == nil:
+		s.log.Warn("server: the reload removed the admin token: the mutating and admin routes are open")
+	case old == nil && cur != nil:
+		s.log.Info("server: the reload set an admin token")
+	case old != nil && *old != *cur:
+		s.log.Info("server: the reload replaced the admin token")
+	}
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {

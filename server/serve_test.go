@@ -117,6 +117,7 @@ func TestClientGoneCancels(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req := httptest.NewRequestWithContext(ctx, "POST", "/v1/regions/r/teleports", strings.NewReader(`{"player":"p","waitMs":0}`))
+	req.Header.Set("Content-Type", "application/json")
 	s.Handler().ServeHTTP(httptest.NewRecorder(), req)
 	if got := f.lastCall(); got != "Cancel" {
 		t.Errorf("last engine call %q, want Cancel", got)

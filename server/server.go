@@ -2,13 +2,13 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -70,8 +70,21 @@ type Options struct {
 	Logger *slog.Logger
 	// Token is the admin token. When set, every POST, PUT and DELETE and
 	// every /v1/admin/ route needs "Authorization: Bearer <token>".
-	// Default "": those routes are open.
+	// Default "": those routes are open. (*Server).SetToken replaces it
+	// while the server runs.
 	Token config.Secret
+	// AllowedHosts lists the host names (or IP addresses) the server
+	// answers, compared without the port and in any letter case against a
+	// request's Host; a request for another host is answered 421
+	// misdirected. This stops DNS rebinding: a web page whose host name
+	// has been pointed at the server's address. An entry "*" allows any
+	// host. Default empty: on a TCP loopback listener Serve allows only
+	// localhost, names under .localhost and loopback IP addresses (the
+	// listener's among them), and elsewhere any host. A loopback service
+	// reached through a proxy that passes the public host name on must
+	// list that name (or "*"). Handler alone, which knows no listener,
+	// applies only the list.
+	AllowedHosts []string
 	// MaxBodyBytes bounds a request body; a larger one is answered 413.
 	// Default config.DefaultMaxBodyBytes (1 MiB).
 	MaxBodyBytes int64
@@ -88,6 +101,14 @@ type Options struct {
 	// the route answers 409 restart-needed, saying that the server has no
 	// file to reload.
 	Reload func(ctx context.Context) error
+	// ReloadToken, when set, reads the admin token again ("" for none);
+	// POST /v1/admin/reload calls it after Reload succeeded and applies
+	// its result with SetToken, so that a rotated token file takes effect
+	// without a restart. When it fails the old token stays in force and
+	// the reload is answered 500 internal saying so; its error goes to
+	// the log and must not hold the token. Default nil: a reload keeps the
+	// token.
+	ReloadToken func() (string, error)
 	// DefaultWait is how long a teleport waits on a miss when its request
 	// has no waitMs. Default DefaultWait (2 s); at most MaxWait.
 	DefaultWait time.Duration
@@ -118,6 +139,9 @@ func (o Options) withDefaults() (Options, error) {
 	if (o.Registerer == nil) != (o.Gatherer == nil) {
 		errs = append(errs, errors.New("server: set both Registerer and Gatherer, or neither"))
 	}
+	if _, err := newHostPolicy(o.AllowedHosts); err != nil {
+		errs = append(errs, err)
+	}
 	if o.Registerer == nil {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -130,11 +154,14 @@ func (o Options) withDefaults() (Options, error) {
 // Make one with New; the zero value is not usable. A Server is safe for
 // concurrent use; Serve may be called once.
 type Server struct {
-	e       Engine
-	opts    Options
-	log     *slog.Logger
-	token   [sha256.Size]byte // digest of the admin token, when hasAuth
-	hasAuth bool
+	e    Engine
+	opts Options
+	log  *slog.Logger
+	// token is the digest of the admin token; nil when there is none.
+	token atomic.Pointer[tokenDigest]
+	// hosts is the policy of the Host header from Options.AllowedHosts
+	// (anyHost when empty).
+	hosts   *hostPolicy
 	mux     *http.ServeMux
 	handler http.Handler
 	metrics *httpMetrics
@@ -160,8 +187,10 @@ func New(e Engine, opts Options) (*Server, error) {
 	}
 	s := &Server{e: e, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	s.drain, s.drainStop = context.WithCancel(context.Background())
-	if tok := opts.Token.Reveal(); tok != "" {
-		s.token, s.hasAuth = sha256.Sum256([]byte(tok)), true
+	s.SetToken(opts.Token.Reveal())
+	s.hosts, _ = newHostPolicy(opts.AllowedHosts) // checked by withDefaults
+	if s.hosts == nil {
+		s.hosts = anyHost
 	}
 	if s.metrics, err = newHTTPMetrics(opts.Registerer); err != nil {
 		return nil, err
@@ -174,9 +203,9 @@ func New(e Engine, opts Options) (*Server, error) {
 		ErrorHandling: promhttp.ContinueOnError,
 	})
 	for _, rt := range routes {
-		s.mux.Handle(rt.pattern(), s.wrap(rt.pattern(), rt.needsAuth(), rt.handle(s)))
+		s.mux.Handle(rt.pattern(), s.wrap(rt.pattern(), mutating(rt.method), rt.needsAuth(), rt.handle(s)))
 	}
-	s.mux.Handle("/", s.wrap(unmatchedRoute, false, s.unmatched))
+	s.mux.Handle("/", s.wrap(unmatchedRoute, false, false, s.unmatched))
 	s.handler = s.mux
 	return s, nil
 }
@@ -194,12 +223,20 @@ func (s *Server) Handler() http.Handler { return s.handler }
 //
 // Without an admin token, Serve logs a warning when ln is not on a
 // loopback address: anyone who can reach it may use the admin routes.
+// With Options.AllowedHosts empty and ln on a TCP loopback address, Serve
+// answers on ln only requests for localhost, names under .localhost and
+// loopback IP addresses (421 misdirected otherwise); Handler is not
+// changed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, sc config.Server) error {
-	if !s.hasAuth && !isLoopback(ln.Addr()) {
+	handler := s.handler
+	if len(s.opts.AllowedHosts) == 0 && isTCPLoopback(ln.Addr()) {
+		handler = s.hostGuard(loopbackHosts, handler)
+	}
+	if s.token.Load() == nil && !isLoopback(ln.Addr()) {
 		s.log.Warn("server: listening beyond loopback without an admin token: the mutating and admin routes are open to anyone who can reach it", "addr", ln.Addr().String())
 	}
 	srv := &http.Server{
-		Handler:           s.handler,
+		Handler:           handler,
 		ReadHeaderTimeout: orDefault(sc.ReadHeaderTimeout, config.DefaultReadHeaderTimeout),
 		ReadTimeout:       orDefault(sc.ReadTimeout, config.DefaultReadTimeout),
 		WriteTimeout:      orDefault(sc.WriteTimeout, config.DefaultWriteTimeout),
@@ -244,4 +281,11 @@ func isLoopback(addr net.Addr) bool {
 		return true
 	}
 	return tcp.IP.IsLoopback()
+}
+
+// isTCPLoopback reports whether addr is a loopback TCP address: one a web
+// browser on the same machine can reach.
+func isTCPLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }

@@ -229,7 +229,8 @@ func TestBodies(t *testing.T) {
 		{"long wait", tp, `{"player":"a","waitMs":30001}`, "", 400, CodeBadRequest, `field "waitMs"`},
 		{"trailing data", tp, `{"player":"a"}{}`, "", 400, CodeBadRequest, "after the JSON object"},
 		{"trailing garbage", tp, `{"player":"a"} x`, "", 400, CodeBadRequest, "after the JSON object"},
-		{"form content type", tp, `{"player":"a"}`, "application/x-www-form-urlencoded", 400, CodeBadRequest, "Content-Type"},
+		{"form content type", tp, `{"player":"a"}`, "application/x-www-form-urlencoded", 415, CodeUnsupportedMediaType, "Content-Type: application/json"},
+		{"text content type", tp, `{"player":"a"}`, "text/plain", 415, CodeUnsupportedMediaType, "Content-Type: application/json"},
 		{"json charset", tp, `{"player":"a"}`, "application/json; charset=utf-8", 200, "", ""},
 		{"queue negative", "/v1/regions/r/players/alice/queue", `{"capacity":-1}`, "", 400, CodeBadRequest, `field "capacity"`},
 		{"queue empty body", "/v1/regions/r/players/alice/queue", ``, "", 204, "", ""},
@@ -367,12 +368,12 @@ func TestTeleportJSON(t *testing.T) {
 	if err := json.Unmarshal(a.body, &got); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"id", "region", "world", "x", "y", "z", "biome", "sink", "waitedMs"} {
+	for _, k := range []string{"id", "region", "world", "x", "y", "z", "standY", "biome", "sink", "waitedMs"} {
 		if _, ok := got[k]; !ok {
 			t.Errorf("teleport answer %s lacks %q", a.body, k)
 		}
 	}
-	if len(got) != 9 {
-		t.Errorf("teleport answer %s has %d keys, want 9", a.body, len(got))
+	if len(got) != 10 {
+		t.Errorf("teleport answer %s has %d keys, want 10", a.body, len(got))
 	}
 }

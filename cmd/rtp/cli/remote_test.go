@@ -60,7 +60,13 @@ func (f *fakeAPI) start(t *testing.T) string {
 					{"name": "login", "kind": "login", "fill": 20, "capacity": 20}},
 				"misses": 2, "screened": 900, "promotions": 60,
 				"screenRejections": map[string]int{"water": 300, "lava": 20}, "promotionRejections": map[string]int{"claims": 7},
+				"reservationFailures":  map[string]int{"unreadable": 4, "timeout": 1},
+				"lastReservationError": "chunk(3, 4): anvil: region/r.0.0.mca: zlib: invalid header",
 			},
+			"unique":        map[string]any{"radius": 2, "dropped": 6, "spotChunks": 31},
+			"unknownBlocks": map[string]any{"names": 3, "rejections": 90},
+			"watch": map[string]any{"polls": 50, "changedChunks": 8, "dropped": 5,
+				"reader": map[string]any{"readErrors": 4, "tornRetries": 8, "damagedChunks": 2}},
 			"memory":   map[string]any{"coverage": 0.123, "badFraction": 0.1, "activeRuns": 44, "topCause": "water", "topCauseShare": 0.8},
 			"resident": map[string]any{"open": 3, "resident": 17},
 		})
@@ -148,6 +154,11 @@ func TestStatsCommand(t *testing.T) {
 		"water 300, lava 20, claims 7",
 		"coverage 12.3%, bad 10.0% in 44 runs",
 		"top cause:     water (80.0% of bad)",
+		"failures:      reserving a chunk: unreadable 4, timeout 1",
+		"unreadable:    chunk(3, 4): anvil: region/r.0.0.mca: zlib: invalid header",
+		"unknown:       3 block names (never landed on), 90 columns screened out",
+		"unique:        radius 2, 31 chunks hold spots, 6 cached places dropped as too close",
+		"world files:   50 polls, 8 chunks changed, 5 places dropped; 2 damaged chunks, 4 read errors, 8 torn reads retried",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stats output lacks %q:\n%s", want, out)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -95,14 +96,32 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 			}
 		}
 	}()
-	opts := server.Options{Logger: logger, Token: token, MaxBodyBytes: cfg.Server.MaxBodyBytes}
+	opts := server.Options{Logger: logger, Token: token, MaxBodyBytes: cfg.Server.MaxBodyBytes,
+		AllowedHosts: cfg.Server.AllowedHosts}
+	// auth is the auth section in force: a reload replaces it, and the
+	// server then reads its token again (a rotated token file applies).
+	var authMu sync.Mutex
+	auth := cfg.Auth
+	opts.ReloadToken = func() (string, error) {
+		authMu.Lock()
+		a := auth
+		authMu.Unlock()
+		tok, err := a.Resolve()
+		return tok.Reveal(), err
+	}
 	if o.configPath != "" {
 		opts.Reload = func(ctx context.Context) error {
 			c, err := o.load(ctx, logger)
 			if err != nil {
 				return &engine.Error{Reason: engine.ReasonInvalid, Err: err}
 			}
-			return e.Reload(ctx, c)
+			if err := e.Reload(ctx, c); err != nil {
+				return err
+			}
+			authMu.Lock()
+			auth = c.Auth
+			authMu.Unlock()
+			return nil
 		}
 	}
 	srv, err := server.New(e, opts)

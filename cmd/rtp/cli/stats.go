@@ -122,6 +122,22 @@ func printStats(w io.Writer, s client.Stats) error {
 	if r := topRejections(p.ScreenRejections, p.PromotionRejections, 3); r != "" {
 		fmt.Fprintf(tw, "  rejections:\t%s\n", r)
 	}
+	if r := topRejections(p.ReservationFailures, nil, 4); r != "" {
+		fmt.Fprintf(tw, "  failures:\treserving a chunk: %s\n", r)
+		if p.LastReservationError != "" {
+			fmt.Fprintf(tw, "  unreadable:\t%s\n", p.LastReservationError)
+		}
+	}
+	if u := s.UnknownBlocks; u.Names > 0 {
+		fmt.Fprintf(tw, "  unknown:\t%d block names (never landed on), %d columns screened out\n", u.Names, u.Rejections)
+	}
+	if u := s.Unique; u.Radius > 0 {
+		fmt.Fprintf(tw, "  unique:\tradius %d, %d chunks hold spots, %d cached places dropped as too close\n", u.Radius, u.SpotChunks, u.Dropped)
+	}
+	if w := s.Watch; w != nil {
+		fmt.Fprintf(tw, "  world files:\t%d polls, %d chunks changed, %d places dropped; %d damaged chunks, %d read errors, %d torn reads retried\n",
+			w.Polls, w.ChangedChunks, w.Dropped, w.Reader.DamagedChunks, w.Reader.ReadErrors, w.Reader.TornRetries)
+	}
 	m := s.Memory
 	fmt.Fprintf(tw, "  memory:\tcoverage %.1f%%, bad %.1f%% in %d runs\n", 100*m.Coverage, 100*m.BadFraction, m.ActiveRuns)
 	if m.TopCause != "" {
