@@ -55,6 +55,26 @@ type Config struct {
 	// requests. rtp pregen and rtp pick answer none and use them all.
 	// Default 0.
 	ScreenWorkers int `yaml:"screen_workers"`
+	// Handouts bound the locations handed out and not yet completed.
+	Handouts Handouts `yaml:"handouts"`
+}
+
+// Handouts bound the locations handed out (teleports not yet completed
+// or cancelled), so that clients that never complete cannot hold chunks
+// resident without end. The zero value selects every default.
+type Handouts struct {
+	// Lifespan is how long a location handed out keeps its chunk
+	// reserved when neither complete nor cancel comes. Default 0: 5m.
+	Lifespan time.Duration `yaml:"lifespan"`
+	// MaxPerPlayer is how many open handouts one player may hold: a new
+	// teleport beyond it replaces the player's oldest one (which is
+	// cancelled: its place goes back to the caches). Default 0: 1;
+	// negative: no limit.
+	MaxPerPlayer int `yaml:"max_per_player"`
+	// MaxOpen bounds the open handouts of the whole server: a teleport
+	// past it is refused (503 too-many-open) until one closes. Default
+	// 0: 4096; negative: no limit.
+	MaxOpen int `yaml:"max_open"`
 }
 
 // MaxScreenWorkers bounds Config.ScreenWorkers.
@@ -388,8 +408,9 @@ type NetworkSink struct {
 	// SecretFile names a file holding the secret that keys the tokens (at
 	// least pipeline.MinSecretLen bytes; surrounding whitespace is
 	// trimmed). Servers of one network share it. Relative to the working
-	// directory. Default "": a random secret per process, so tokens work
-	// only on this server until it restarts.
+	// directory. Default "": the data directory's network-secret file,
+	// made with 32 random bytes (mode 0600) at the first start, so tokens
+	// stay valid across restarts of this server.
 	SecretFile string `yaml:"secret_file"`
 }
 
@@ -453,6 +474,13 @@ type Memory struct {
 	// RebuildInterval is how often memory is rebuilt regardless, so
 	// expired runs move to probation. Default 10s.
 	RebuildInterval time.Duration `yaml:"rebuild_interval"`
+	// SaveInterval is how often the memory file (the snapshot) is
+	// written. Rejections and placement marks also reach the database's
+	// journal with every batch of location writes (100 ms), so a crash
+	// loses at most that; the interval only bounds how long the journal
+	// grows and how much a start replays. 0 selects the engine's
+	// default (1 min).
+	SaveInterval time.Duration `yaml:"save_interval"`
 }
 
 // Verifier kinds.

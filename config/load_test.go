@@ -476,8 +476,8 @@ func TestLineErrorFormat(t *testing.T) {
 // no error about a token quotes it.
 func TestSecretsNotEchoed(t *testing.T) {
 	for _, doc := range []string{
-		"auth:\n  token: 987654321\n",              // too short, and a YAML integer
-		"auth:\n  token: [987654321]\n",            // not a scalar
+		"auth:\n  token: 987654321\n",               // too short, and a YAML integer
+		"auth:\n  token: [987654321]\n",             // not a scalar
 		"auth:\n  token: 98765432109876543210987\n", // a number, however long: refused
 	} {
 		path := filepath.Join(t.TempDir(), "rtp.yml")

@@ -139,6 +139,9 @@ func (c *Config) problems() []problem {
 	v.positive(keyPath{"archive", "max_bytes"}, c.Archive.MaxBytes)
 	v.path(keyPath{"ttl_file"}, c.TTLFile, false)
 	v.auth(keyPath{"auth"}, c.Auth)
+	if c.Handouts.Lifespan < 0 {
+		v.add(keyPath{"handouts", "lifespan"}, nil, "%v: want a positive duration (or 0: the default, 5m)", c.Handouts.Lifespan)
+	}
 	if c.ScreenWorkers < 0 || c.ScreenWorkers > MaxScreenWorkers {
 		v.add(keyPath{"screen_workers"}, nil, "%d: want 0 (one fewer than the processors) to %d", c.ScreenWorkers, MaxScreenWorkers)
 	}
@@ -375,6 +378,9 @@ func (v *validator) region(p keyPath, r Region, worlds map[string]World) {
 	}
 	v.count(m.key("pending_threshold"), r.Memory.PendingThreshold, 1)
 	v.duration(m.key("rebuild_interval"), r.Memory.RebuildInterval, 1)
+	if r.Memory.SaveInterval != 0 {
+		v.duration(m.key("save_interval"), r.Memory.SaveInterval, time.Second)
+	}
 	if n := r.UniquePlacement.Radius; n < 0 || n > MaxUniqueRadius {
 		v.add(p.key("unique_placement", "radius"), nil, "%d blocks: want 0 (off) to %d", n, MaxUniqueRadius)
 	}

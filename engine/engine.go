@@ -46,7 +46,8 @@ const (
 	ClaimsFile = "claims.db"
 	// MemoryDir is the folder of the memory files, in the data folder.
 	MemoryDir = "memory"
-	// MaxPlayerLen is the longest player name accepted, in bytes.
+	// MaxPlayerLen is the longest player name accepted, in characters
+	// (runes), as the HTTP server counts them.
 	MaxPlayerLen = 64
 )
 
@@ -62,7 +63,10 @@ type Options struct {
 	// teleports (Location.Waited, Stats.Latency). Default time.Now.
 	Clock func() time.Time
 	// SaveInterval is how often Run saves each region's memory file
-	// besides at shutdown. Default DefaultSaveInterval (1 min).
+	// besides at shutdown. Between saves the rejections and spots are
+	// journaled in the locations database (see RecoveryStats), so it
+	// bounds the journal's length, not what a crash loses. Default
+	// DefaultSaveInterval (1 min).
 	SaveInterval time.Duration
 	// ShutdownTimeout bounds the orderly shutdown Run performs once its
 	// context ends. Default DefaultShutdownTimeout (10 s).
@@ -86,6 +90,10 @@ type Options struct {
 	// DefaultWatchPeriod (1 s); negative: no watching (cached places are
 	// never checked for changes on disk).
 	WatchPeriod time.Duration
+	// Handouts bound the locations handed out and not yet closed (see
+	// HandoutLimits). Default: one per player (a new request replaces
+	// the old one), DefaultMaxOpen (4096) in all.
+	Handouts HandoutLimits
 }
 
 // screenGate returns the gate for Options.ScreenWorkers (opt) over the
@@ -154,9 +162,8 @@ type Engine struct {
 	running  atomic.Bool
 	runDone  chan struct{} // closed when Run returns
 
-	gate   *pipeline.Gate // shared by every region's pipeline
-	nextID atomic.Uint64
-	out    handouts // locations handed out, until Complete, Cancel or their lifespan
+	gate *pipeline.Gate // shared by every region's pipeline
+	out  handouts       // locations handed out, until Complete, Cancel or their lifespan
 
 	reloadMu sync.Mutex
 	// reloadMu protects the following field (New writes it before the
@@ -183,6 +190,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	// The configuration's handout bounds apply where the embedder set none.
+	if opts.HandoutLifespan == 0 {
+		opts.HandoutLifespan = cfg.Handouts.Lifespan
+	}
+	if opts.Handouts == (HandoutLimits{}) {
+		opts.Handouts = HandoutLimits{PerPlayer: cfg.Handouts.MaxPerPlayer, Total: cfg.Handouts.MaxOpen}
+	}
 	opts = opts.withDefaults()
 	e := &Engine{
 		opts:     opts,
@@ -195,6 +209,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 		runDone:  make(chan struct{}),
 	}
 	e.out.init()
+	e.out.setLimits(opts.Handouts)
 	defer func() {
 		if err != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownTimeout)
@@ -404,6 +419,8 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	mopts.World = rc.World
 	mopts.TTL = e.ttl
 	mopts.Clock = e.opts.Clock
+	mopts.OnRecord = r.record
+	r.placed.onClaim = r.claimed
 	r.mem, err = memory.Open(r.memPath, mopts)
 	var ce *memory.CorruptError
 	var se *memory.ShapeMismatchError
@@ -462,7 +479,7 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 		}
 	}
 	if rc.Sinks.Network.Enabled {
-		if popts.Network.Secret, err = rc.Sinks.Network.Secret(); err != nil {
+		if popts.Network.Secret, err = e.networkSecret(rc.Sinks.Network); err != nil {
 			return nil, fmt.Errorf("engine: region %q: %w", name, err)
 		}
 	}
@@ -470,6 +487,10 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
 	}
 	r.initSinks(popts)
+	if err := r.recoverJournal(ctx, persister); err != nil {
+		_ = r.pipe.Close(ctx)
+		return nil, err
+	}
 	n, err := r.pipe.Restore(ctx)
 	if err != nil {
 		_ = r.pipe.Close(ctx)
@@ -547,7 +568,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		r := e.regions[name]
 		wg.Go(func() { r.pulseLoop(runCtx) })
 		wg.Go(func() { _ = r.mem.Run(runCtx) })
-		wg.Go(func() { r.saveLoop(runCtx, e.opts.SaveInterval) })
+		interval := e.opts.SaveInterval
+		if r.cfg.Memory.SaveInterval > 0 {
+			interval = r.cfg.Memory.SaveInterval // the region's own setting wins
+		}
+		wg.Go(func() { r.saveLoop(runCtx, interval) })
 		wg.Go(func() { r.markLoop(runCtx) })
 	}
 	wg.Go(func() { e.sweepLoop(runCtx) })
@@ -628,7 +653,7 @@ func (e *Engine) shutdown(ctx context.Context) error {
 			}
 			if r.mem != nil {
 				r.drainMarks()
-				if err := r.mem.Save(r.memPath); err != nil {
+				if err := r.saveMemory(); err != nil {
 					errs = append(errs, fmt.Errorf("engine: region %q: save memory: %w", name, err))
 				}
 			}
@@ -679,6 +704,8 @@ type Stats struct {
 	// Paused reports whether the region's scan is paused (ScanPause).
 	Paused   bool `json:"paused"`
 	Restored int  `json:"restored"` // cold entries restored at start
+	// Recovery tells what the region found of the previous run at start.
+	Recovery RecoveryStats `json:"recovery"`
 	// Latency summarizes the durations of the region's teleports served
 	// since start (Location.Waited), misses and failures excluded.
 	Latency Latency `json:"latency"`
@@ -705,6 +732,11 @@ type HandoutStats struct {
 	Completed uint64 `json:"completed"` // closed by Complete
 	Cancelled uint64 `json:"cancelled"` // closed by Cancel
 	Expired   uint64 `json:"expired"`   // closed by their lifespan
+	// Replaced counts the handouts closed because their player took a
+	// new one (HandoutLimits.PerPlayer); Refused the teleports refused
+	// with ReasonTooManyOpen (HandoutLimits.Total).
+	Replaced uint64 `json:"replaced"`
+	Refused  uint64 `json:"refused"`
 }
 
 // UniqueStats count the work of unique placement (see
@@ -742,6 +774,7 @@ func (e *Engine) Stats(region string) (Stats, error) {
 		World:    r.cfg.World,
 		Paused:   r.paused.Load(),
 		Restored: r.restored,
+		Recovery: r.recovery,
 		Latency:  r.latency.Latency(),
 		Served:   served,
 		Handouts: HandoutStats{
@@ -749,6 +782,8 @@ func (e *Engine) Stats(region string) (Stats, error) {
 			Completed: r.ctr.completed.Load(),
 			Cancelled: r.ctr.cancelled.Load(),
 			Expired:   r.ctr.expired.Load(),
+			Replaced:  e.out.replacedCount(r),
+			Refused:   e.out.refusedCount(r),
 		},
 		Unique: UniqueStats{
 			Radius:     r.unique.Load(),

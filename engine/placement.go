@@ -34,6 +34,10 @@ const maxColumnRadius = 64
 // The zero value is not usable: use newPlacements. Safe for concurrent
 // use: one mutex, held for a few map lookups per call.
 type placements struct {
+	// onClaim, when set, journals every spot claimed, outside the lock
+	// (set before the region runs, read-only afterwards).
+	onClaim func(b geom.Block, at time.Time)
+
 	mu sync.Mutex // protects the following fields
 	m  map[geom.Chunk]*placedChunk
 }
@@ -105,10 +109,20 @@ func (p *placements) nearLocked(b geom.Block, radius int64, since time.Time) boo
 // closer than the radius.
 func (p *placements) claim(b geom.Block, radius int64, now, since time.Time) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.nearLocked(b, radius, since) {
+		p.mu.Unlock()
 		return false
 	}
+	p.setLocked(b, now, since)
+	p.mu.Unlock()
+	if p.onClaim != nil {
+		p.onClaim(b, now)
+	}
+	return true
+}
+
+// setLocked records b as handed out at the given time. p.mu is held.
+func (p *placements) setLocked(b geom.Block, at, since time.Time) {
 	c := b.Chunk()
 	pc := p.m[c]
 	if pc == nil || pc.last.Before(since) {
@@ -117,8 +131,21 @@ func (p *placements) claim(b geom.Block, radius int64, now, since time.Time) boo
 	}
 	i := columnIndex(b)
 	pc.cols[i>>6] |= 1 << (i & 63)
-	pc.last = now
-	return true
+	if at.After(pc.last) {
+		pc.last = at
+	}
+}
+
+// restore records b as handed out at the given time, as a journal of the
+// spots replays it at start: whatever was handed out near it, and without
+// onClaim. A spot older than since is ignored.
+func (p *placements) restore(b geom.Block, at, since time.Time) {
+	if at.Before(since) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.setLocked(b, at, since)
 }
 
 // release forgets that b was handed out (its teleport was cancelled).

@@ -192,19 +192,26 @@ func (e *Engine) Reserve(region, token string) (Reservation, error) {
 }
 
 // Redeem hands out the location leased to token, like Teleport: the
-// caller calls Complete (or Cancel) with its ID. It fails with
-// ReasonNoSink, ReasonInvalidToken, ReasonUnknownToken, ReasonRedeemed or
-// ReasonLeaseExpired.
+// caller calls Complete (or Cancel) with its ID. A token is redeemed once:
+// a replay of it fails with ReasonRedeemed (ReasonLeaseExpired once the
+// token is older than a lease), any other spelling of it with
+// ReasonInvalidToken. It fails with ReasonNoSink, ReasonInvalidToken,
+// ReasonUnknownToken, ReasonRedeemed, ReasonLeaseExpired, or
+// ReasonTooManyOpen (the token is then not used up; see HandoutLimits).
 func (e *Engine) Redeem(region, token string) (Location, error) {
 	start := time.Now()
 	r, err := e.regionFor(region, SinkNetwork)
 	if err != nil {
 		return Location{}, err
 	}
-	return e.redeem(r, token, start)
+	if e.out.full("") {
+		return Location{}, e.out.refuse(r, SinkNetwork)
+	}
+	return e.redeem(r, token, "", start)
 }
 
-func (e *Engine) redeem(r *Region, token string, start time.Time) (Location, error) {
+// redeem redeems token for player ("" when the call names none).
+func (e *Engine) redeem(r *Region, token, player string, start time.Time) (Location, error) {
 	n := r.pipe.Network()
 	if n == nil {
 		return Location{}, &Error{Region: r.name, Sink: SinkNetwork, Reason: ReasonNoSink}
@@ -219,7 +226,7 @@ func (e *Engine) redeem(r *Region, token string, start time.Time) (Location, err
 		now := e.opts.Clock()
 		r.placed.claim(h.Block(), 1, now, r.markSince(now))
 	}
-	return e.handOut(r, h, n.Name(), start)
+	return e.handOutAs(r, h, n.Name(), player, true, start)
 }
 
 // Release gives the lease of token up before it expires: its location

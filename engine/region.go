@@ -57,9 +57,14 @@ type Region struct {
 	names   struct{ login, network, personal string }
 
 	latency histogram
-	placed  *placements     // the spots handed out (unique placement)
-	marks   chan geom.Block // places whose area awaits its marks
-	ctr     struct {
+	saveMu  sync.Mutex  // serializes saveMemory (the save loop, the watcher, shutdown)
+	placed  *placements // the spots handed out (unique placement)
+	// journal keeps the memory's rejections and the spots between saves
+	// (nil without one); set by recoverJournal before the region runs.
+	journal  pipeline.Journal
+	recovery RecoveryStats   // set at start, read-only afterwards
+	marks    chan geom.Block // places whose area awaits its marks
+	ctr      struct {
 		open                 atomic.Int64
 		completed, cancelled atomic.Uint64
 		expired              atomic.Uint64
@@ -243,8 +248,9 @@ func (r *Region) pulseLoop(ctx context.Context) {
 	}
 }
 
-// saveLoop saves the memory file every interval until ctx ends (the final
-// save is the shutdown's).
+// saveLoop saves the memory file every interval (Options.SaveInterval)
+// until ctx ends (the final save is the shutdown's); each save trims the
+// journal of the marks it covers.
 func (r *Region) saveLoop(ctx context.Context, interval time.Duration) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -253,7 +259,7 @@ func (r *Region) saveLoop(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			if err := r.mem.Save(r.memPath); err != nil {
+			if err := r.saveMemory(); err != nil {
 				r.log.Warn("engine: saving memory failed", "path", r.memPath, "err", err)
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -28,6 +27,10 @@ const (
 	ReasonShutdown = "shutdown"
 	// ReasonUnknownID: Complete or Cancel was given an ID not handed out,
 	// or one already closed (completed, cancelled, or past its lifespan).
+	//
+	// IDs are random (see MaxID), so an ID from before a restart, or one
+	// made up, names no open handout of this run: Complete or Cancel of
+	// it is this error and never closes another player's handout.
 	ReasonUnknownID = "unknown-id"
 )
 
@@ -69,7 +72,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // Request is a teleport request.
 type Request struct {
 	// Player names the player: required, valid UTF-8, at most
-	// MaxPlayerLen bytes.
+	// MaxPlayerLen characters (runes, as the HTTP server counts them).
+	// The player holds at most HandoutLimits.PerPlayer open handouts: a
+	// new request replaces the old one (see HandoutLimits).
 	Player string
 	// Sink chooses where the location comes from:
 	//
@@ -137,18 +142,21 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 	if err := checkPlayer(req.Player); err != nil {
 		return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonInvalid, Err: err}
 	}
+	if e.out.full(req.Player) {
+		return Location{}, e.out.refuse(r, req.Sink)
+	}
 	if req.Token != "" {
-		return e.redeem(r, req.Token, start)
+		return e.redeem(r, req.Token, req.Player, start)
 	}
 	switch req.Sink {
 	case "":
 		if ps := r.pipe.Personal(); ps != nil && ps.PlayerLen(req.Player) > 0 {
 			src := r.personalSource(req.Player)
 			if h, ok := e.take(r, &src); ok {
-				return e.handOut(r, h, src.name, start)
+				return e.handOut(r, h, src.name, req.Player, start)
 			}
 		}
-		return e.serve(ctx, r, r.sinkSource(r.pipe.General()), start)
+		return e.serve(ctx, r, r.sinkSource(r.pipe.General()), req.Player, start)
 	case SinkLogin, r.names.login:
 		l := r.pipe.Login()
 		if l == nil {
@@ -160,11 +168,11 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 				break
 			}
 			if r.admit(h) {
-				return e.handOut(r, h, l.Name(), start)
+				return e.handOut(r, h, l.Name(), req.Player, start)
 			}
 			r.drop(h)
 		}
-		return e.serve(ctx, r, r.sinkSource(r.pipe.General()), start)
+		return e.serve(ctx, r, r.sinkSource(r.pipe.General()), req.Player, start)
 	case SinkPersonal, r.names.personal:
 		ps := r.pipe.Personal()
 		if ps == nil {
@@ -174,7 +182,7 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonNoSink,
 				Err: fmt.Errorf("player %q has no open queue", req.Player)}
 		}
-		return e.serve(ctx, r, r.personalSource(req.Player), start)
+		return e.serve(ctx, r, r.personalSource(req.Player), req.Player, start)
 	case SinkNetwork, r.names.network:
 		return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonInvalid,
 			Err: errors.New("the network sink serves by token: pass Token")}
@@ -183,7 +191,7 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 	if s == nil {
 		return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonUnknownSink}
 	}
-	return e.serve(ctx, r, r.sinkSource(s), start)
+	return e.serve(ctx, r, r.sinkSource(s), req.Player, start)
 }
 
 // checkPlayer reports what is wrong with a player name, or nil.
@@ -191,10 +199,10 @@ func checkPlayer(p string) error {
 	switch {
 	case p == "":
 		return errors.New("empty player name")
-	case len(p) > MaxPlayerLen:
-		return fmt.Errorf("player name of %d bytes, longer than %d", len(p), MaxPlayerLen)
 	case !utf8.ValidString(p):
 		return errors.New("player name is not valid UTF-8")
+	case len(p) > MaxPlayerLen && utf8.RuneCountInString(p) > MaxPlayerLen:
+		return fmt.Errorf("player name of %d characters, longer than %d", utf8.RuneCountInString(p), MaxPlayerLen)
 	}
 	return nil
 }
@@ -241,11 +249,11 @@ func (r *Region) queueOpen(player string) bool {
 // serve takes from src, waiting for entries to land in it until ctx
 // ends. A retry takes only when src holds something, so that a waiting
 // request counts once in the sink's demand and misses.
-func (e *Engine) serve(ctx context.Context, r *Region, src source, start time.Time) (Location, error) {
+func (e *Engine) serve(ctx context.Context, r *Region, src source, player string, start time.Time) (Location, error) {
 	for first := true; ; first = false {
 		if first || src.ready() {
 			if h, ok := e.take(r, &src); ok {
-				return e.handOut(r, h, src.name, start)
+				return e.handOut(r, h, src.name, player, start)
 			}
 		}
 		// Take the signal before looking again, so that an entry landing
@@ -312,12 +320,25 @@ func (r *Region) drop(h *pipeline.Hot) {
 	r.ctr.dropped.Add(1)
 }
 
-// handOut registers h as handed out and returns its location.
-func (e *Engine) handOut(r *Region, h *pipeline.Hot, sink string, start time.Time) (Location, error) {
-	id, ok := e.addHandout(r, h)
-	if !ok {
+// handOut registers h as handed out to player and returns its location.
+// It fails with ReasonTooManyOpen (h goes back to cold) or ReasonShutdown
+// (h is closed); see addHandout.
+func (e *Engine) handOut(r *Region, h *pipeline.Hot, sink, player string, start time.Time) (Location, error) {
+	return e.handOutAs(r, h, sink, player, false, start)
+}
+
+// handOutAs is handOut; force hands h out past HandoutLimits.Total (a
+// redeemed token's location: the token is used up).
+func (e *Engine) handOutAs(r *Region, h *pipeline.Hot, sink, player string, force bool, start time.Time) (Location, error) {
+	id, reason := e.addHandout(r, h, player, force)
+	switch reason {
+	case "":
+	case ReasonTooManyOpen:
+		e.giveBack(handout{h: h, r: r})
+		return Location{}, e.out.refuse(r, sink)
+	default:
 		h.Close()
-		return Location{}, &Error{Region: r.name, Sink: sink, Reason: ReasonShutdown}
+		return Location{}, &Error{Region: r.name, Sink: sink, Reason: reason}
 	}
 	loc := Location{
 		ID: id, Region: r.name, World: h.World, X: h.X, Y: h.Y, Z: h.Z,
@@ -413,114 +434,7 @@ func (e *Engine) Cancel(id uint64) error {
 	if !ok {
 		return &Error{Reason: ReasonUnknownID, Err: fmt.Errorf("id %d", id)}
 	}
-	ho.h.Close()
 	ho.r.ctr.cancelled.Add(1)
-	if ho.r.unique.Load() > 0 {
-		// The spot is free again. A large radius also marked the chunks
-		// around it in memory, which then refuses the location's
-		// promotion: it costs a promotion, not a wrong place.
-		ho.r.placed.release(ho.h.Block())
-	}
-	if !e.stopped() {
-		ho.r.pipe.Cold().Offer(ho.h.Location)
-	}
+	e.giveBack(ho)
 	return nil
-}
-
-// handoutShards is the number of shards of the handout table: teleports
-// on different goroutines rarely meet on one lock.
-const handoutShards = 32
-
-// handout is a location handed out: its entry (and reservation), its
-// region and when it was handed out (on Options.Clock).
-type handout struct {
-	h  *pipeline.Hot
-	r  *Region
-	at time.Time
-}
-
-// handouts is the table of locations handed out, sharded by ID.
-type handouts struct {
-	shards [handoutShards]handoutShard
-}
-
-type handoutShard struct {
-	mu sync.Mutex
-	// mu protects the following field.
-	m map[uint64]handout
-	_ [40]byte // keeps shards on separate cache lines
-}
-
-func (o *handouts) init() {
-	for i := range o.shards {
-		o.shards[i].m = map[uint64]handout{}
-	}
-}
-
-func (o *handouts) shard(id uint64) *handoutShard { return &o.shards[id%handoutShards] }
-
-// addHandout records h under a new ID. It fails once shutdown has started
-// (which closes every handout recorded before it).
-func (e *Engine) addHandout(r *Region, h *pipeline.Hot) (uint64, bool) {
-	id := e.nextID.Add(1)
-	sh := e.out.shard(id)
-	at := e.opts.Clock()
-	sh.mu.Lock()
-	if e.stopped() {
-		sh.mu.Unlock()
-		return 0, false
-	}
-	sh.m[id] = handout{h: h, r: r, at: at}
-	sh.mu.Unlock()
-	r.ctr.open.Add(1)
-	return id, true
-}
-
-// removeHandout removes and returns the handout of id.
-func (e *Engine) removeHandout(id uint64) (handout, bool) {
-	sh := e.out.shard(id)
-	sh.mu.Lock()
-	ho, ok := sh.m[id]
-	delete(sh.m, id)
-	sh.mu.Unlock()
-	if ok {
-		ho.r.ctr.open.Add(-1)
-	}
-	return ho, ok
-}
-
-// expire closes the handouts made before cutoff.
-func (o *handouts) expire(cutoff time.Time) {
-	var old []handout
-	for i := range o.shards {
-		sh := &o.shards[i]
-		sh.mu.Lock()
-		for id, ho := range sh.m {
-			if ho.at.Before(cutoff) {
-				old = append(old, ho)
-				delete(sh.m, id)
-			}
-		}
-		sh.mu.Unlock()
-	}
-	for _, ho := range old {
-		ho.h.Close()
-		ho.r.ctr.open.Add(-1)
-		ho.r.ctr.expired.Add(1)
-	}
-}
-
-// closeAll closes every handout (shutdown).
-func (o *handouts) closeAll() {
-	for i := range o.shards {
-		sh := &o.shards[i]
-		sh.mu.Lock()
-		m := sh.m
-		sh.m = map[uint64]handout{}
-		sh.mu.Unlock()
-		for _, ho := range m {
-			ho.h.Close()
-			ho.r.ctr.open.Add(-1)
-		}
-	}
 }

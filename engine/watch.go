@@ -184,6 +184,14 @@ func (e *Engine) pollWorld(ctx context.Context, ws *worldState) {
 			continue
 		}
 		f := r.mem.Forget(indices...)
+		if f > 0 {
+			// The journal still holds the forgotten rejections: a new
+			// snapshot covers them, so that a restart does not bring
+			// them back.
+			if err := r.saveMemory(); err != nil {
+				r.log.Warn("engine: saving memory after a change failed", "path", r.memPath, "err", err)
+			}
+		}
 		d := r.pipe.DropChanged(ch.Chunks)
 		if rw := w.perRegion[name]; rw != nil {
 			rw.forgotten.Add(uint64(f))

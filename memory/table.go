@@ -71,6 +71,12 @@ type Options struct {
 	// RebuildInterval is how often Run rebuilds regardless of pending work,
 	// so expired runs move to probation. Default 10 s.
 	RebuildInterval time.Duration
+	// OnRecord, when set, is called by AddBad for every rejection it
+	// accepts (transient ones and zero TTLs included, which are not
+	// kept), with the time it was recorded at, after the table's lock is
+	// released: a journal of the rejections since the last Save (see
+	// AddBadAt). It must not block nor call AddBad. Default none.
+	OnRecord func(index int64, cause Cause, source string, at time.Time)
 }
 
 func (o Options) withDefaults() Options {
@@ -304,6 +310,19 @@ func (t *Table) ChunkIndex(c geom.Chunk) (int64, error) {
 // when runs meet in a rebuild. Otherwise the rejection waits for the next
 // rebuild.
 func (t *Table) AddBad(i int64, cause Cause, source string) error {
+	at := t.opts.Clock()
+	if err := t.addBad(i, cause, source, at); err != nil {
+		return err
+	}
+	if t.opts.OnRecord != nil {
+		t.opts.OnRecord(i, cause, source, at)
+	}
+	return nil
+}
+
+// addBad is AddBad of a rejection recorded at the given time, without
+// OnRecord.
+func (t *Table) addBad(i int64, cause Cause, source string, at time.Time) error {
 	if i < 0 || i >= t.opts.Len {
 		return fmt.Errorf("%w: %d not in [0, %d)", ErrIndexRange, i, t.opts.Len)
 	}
@@ -311,7 +330,7 @@ func (t *Table) AddBad(i int64, cause Cause, source string) error {
 		return fmt.Errorf("memory: invalid cause %d", cause)
 	}
 	ttl := t.opts.TTL(cause, source)
-	now := t.opts.Clock().Unix()
+	now := at.Unix()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.rejections[causeSource{cause, source}]++

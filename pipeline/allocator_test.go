@@ -254,8 +254,8 @@ func TestNetworkSink(t *testing.T) {
 		e.fill(20, func() bool { return n.Len() == 2 })
 
 		t1, t2 := n.NewToken(), n.NewToken()
-		if t1 == t2 || len(t1) != 64 {
-			t.Fatalf("tokens %q %q: want distinct 64-character tokens", t1, t2)
+		if t1 == t2 || len(t1) != TokenTextLen {
+			t.Fatalf("tokens %q %q: want distinct %d-character tokens", t1, t2, TokenTextLen)
 		}
 		forged := []byte(t1)
 		forged[10] ^= 1
@@ -319,8 +319,8 @@ func TestNetworkSink(t *testing.T) {
 		if n.Len() != 2 || n.Leased() != 0 {
 			t.Fatalf("expired lease: pool %d, leased %d; want it back in the pool", n.Len(), n.Leased())
 		}
-		// The ended token is remembered for one more TTL, without an
-		// entry: late calls are told the lease expired.
+		// The ended token is too old to lease again: late calls are told
+		// the lease expired.
 		if _, err := n.Redeem(t3); !errors.Is(err, ErrLeaseExpired) {
 			t.Fatalf("Redeem once the lease ended = %v, want ErrLeaseExpired", err)
 		}
@@ -487,26 +487,31 @@ func TestSetBudget(t *testing.T) {
 	}
 }
 
-// TestNetworkEndedTokenForgotten: an ended lease's token is forgotten one
-// lease TTL after its end, and may then lease again.
+// TestNetworkEndedTokenForgotten: an ended lease's record is dropped once
+// its token is too old to take a lease, and the token is then refused for
+// good (ErrLeaseExpired): it never takes a second lease.
 func TestNetworkEndedTokenForgotten(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e, n, tok := endedLease(t, nil)
 		defer e.shutdown()
 		e.cycle() // ends the lease
-		time.Sleep(20 * time.Second)
-		e.cycle() // 51 s: still remembered
-		if _, err := n.Redeem(tok); !errors.Is(err, ErrLeaseExpired) {
-			t.Fatalf("Redeem 21 s after the end = %v, want ErrLeaseExpired", err)
-		}
-		time.Sleep(10 * time.Second)
-		e.cycle() // 61 s: one TTL past the end
-		if _, err := n.Redeem(tok); !errors.Is(err, ErrUnknownToken) {
-			t.Fatalf("Redeem a TTL after the end = %v, want ErrUnknownToken", err)
+		e.cycle() // the token is 31 s old: its record goes
+		if k := n.records(); k != 0 {
+			t.Fatalf("%d lease records kept past the token's age, want 0", k)
 		}
 		e.fill(20, func() bool { return n.Len() == 2 })
-		if _, err := n.Reserve(tok); err != nil {
-			t.Fatalf("Reserve of a forgotten token = %v, want a new lease", err)
+		for range 3 {
+			if _, err := n.Redeem(tok); !errors.Is(err, ErrLeaseExpired) {
+				t.Fatalf("Redeem of a forgotten token = %v, want ErrLeaseExpired", err)
+			}
+			if _, err := n.Reserve(tok); !errors.Is(err, ErrLeaseExpired) {
+				t.Fatalf("Reserve of a forgotten token = %v, want ErrLeaseExpired", err)
+			}
+			time.Sleep(time.Minute)
+			e.cycle()
+		}
+		if n.Leased() != 0 {
+			t.Fatalf("leased %d, want 0", n.Leased())
 		}
 	})
 }

@@ -211,6 +211,14 @@ func (m *memPersister) Load(context.Context) ([]Location, error) {
 
 func (m *memPersister) Flush(context.Context) error { return nil }
 
+// MarkHot implements Persister: the store is never lost, so a mark is
+// durable at once.
+func (m *memPersister) MarkHot(_ Location, done func(error)) { done(nil) }
+
+// Recovery implements Persister: an in-memory store always shuts down
+// cleanly.
+func (m *memPersister) Recovery() Recovery { return Recovery{} }
+
 // counts returns the row count per location of this region and key.
 func (m *memPersister) counts() map[Location]int {
 	m.s.mu.Lock()

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -9,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rtpengine/rtp/stage"
@@ -24,16 +24,39 @@ var (
 	ErrMiss         = errors.New("pipeline: no location ready")
 )
 
-// Token is a network reservation token: base64url (no padding) of a 16-byte
-// nonce and the HMAC-SHA256 of the nonce under the sink's secret. Without
-// the secret a token can be neither guessed nor forged.
+// Token is a network reservation token. It is the unpadded base64url
+// (RFC 4648 section 5) text of 57 bytes:
+//
+//	version   1 byte, tokenVersion
+//	issued    8 bytes, big-endian Unix milliseconds on the sink's clock
+//	nonce     16 bytes from crypto/rand
+//	mac       32 bytes, HMAC-SHA256 under the sink's secret of a label,
+//	          the region and sink names (length-prefixed) and the 25 bytes
+//	          above
+//
+// Without the secret a token can be neither guessed nor forged, and a
+// token minted for one region's network sink is refused by any other (the
+// names are under the MAC). The text is decoded strictly: only the one
+// canonical spelling of the bytes is accepted (no padding, whitespace,
+// other alphabet or stray trailing bits), so a token has exactly one text
+// and a lease, keyed by that text, cannot be taken twice by respelling it.
+// A token can take a lease only while younger than the lease TTL; its
+// lease record (redeemed or ended) is kept at least that long, so a
+// redeemed token is refused for good: ErrRedeemed while remembered,
+// ErrLeaseExpired once too old.
 type Token string
 
-// tokenNonce is the nonce length: 8 random bytes drawn when the sink is
-// made (so tokens differ across restarts) and an 8-byte counter.
+// Layout of a token.
 const (
-	tokenNonce = 16
-	tokenLen   = tokenNonce + sha256.Size
+	tokenVersion = 1
+	tokenNonce   = 16
+	tokenBody    = 1 + 8 + tokenNonce // version, issued, nonce
+	tokenLen     = tokenBody + sha256.Size
+	// TokenTextLen is the length of a token's text.
+	TokenTextLen = (tokenLen*8 + 5) / 6
+	// tokenLabel separates the MACs of tokens from any other use of the
+	// secret.
+	tokenLabel = "rtp network token\x00"
 )
 
 // MinSecretLen is the shortest network secret accepted.
@@ -43,6 +66,7 @@ const MinSecretLen = 16
 type lease struct {
 	h        *Hot // nil once redeemed, or once ended by expire
 	expires  time.Time
+	keep     time.Time // the record is kept until then (see expire)
 	redeemed bool
 }
 
@@ -58,9 +82,9 @@ type lease struct {
 type NetworkSink struct {
 	pool   *Sink
 	ttl    time.Duration
+	clock  func() time.Time
 	secret []byte
-	epoch  [8]byte
-	serial atomic.Uint64
+	bind   []byte // tokenLabel and the length-prefixed region and sink names
 
 	mu sync.Mutex
 	// mu protects the following field.
@@ -69,59 +93,107 @@ type NetworkSink struct {
 
 var _ HotSink[*Hot] = (*NetworkSink)(nil)
 
+// newNetworkSink makes the network sink over pool (nil in tests of the
+// token alone: region "region", sink "network", the real clock).
 func newNetworkSink(pool *Sink, secret []byte, ttl time.Duration) (*NetworkSink, error) {
-	n := &NetworkSink{pool: pool, ttl: ttl, leases: make(map[Token]*lease)}
+	n := &NetworkSink{pool: pool, ttl: ttl, clock: time.Now, leases: make(map[Token]*lease)}
+	region, name := "region", "network"
+	if pool != nil {
+		n.clock, region, name = pool.p.clock, pool.p.opts.Region, pool.name
+	}
 	if len(secret) == 0 {
 		secret = make([]byte, 32)
 		if _, err := rand.Read(secret); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("pipeline: network secret: %w", err)
 		}
 	}
-	n.secret = append([]byte(nil), secret...)
-	if _, err := rand.Read(n.epoch[:]); err != nil {
-		return nil, err
-	}
+	n.secret = bytes.Clone(secret)
+	n.bind = tokenBinding(region, name)
 	return n, nil
 }
 
-// NewToken mints a fresh, unguessable token. Tokens from another server
-// sharing the secret are accepted too.
+// tokenBinding returns what a token's MAC covers before its body: the
+// label and the region and sink names, each prefixed by its length.
+func tokenBinding(region, sink string) []byte {
+	b := append([]byte(tokenLabel), binary.AppendUvarint(nil, uint64(len(region)))...)
+	b = append(b, region...)
+	b = binary.AppendUvarint(b, uint64(len(sink)))
+	return append(b, sink...)
+}
+
+// mac appends the MAC of a token's body to dst.
+func (n *NetworkSink) mac(dst []byte, body []byte) []byte {
+	m := hmac.New(sha256.New, n.secret)
+	m.Write(n.bind)
+	m.Write(body)
+	return m.Sum(dst)
+}
+
+// NewToken mints a fresh, unguessable token, dated now. Tokens minted by
+// another server sharing the secret and the region and sink names are
+// accepted too.
 func (n *NetworkSink) NewToken() Token {
 	var b [tokenLen]byte
-	copy(b[:8], n.epoch[:])
-	binary.BigEndian.PutUint64(b[8:16], n.serial.Add(1))
-	m := hmac.New(sha256.New, n.secret)
-	m.Write(b[:tokenNonce])
-	m.Sum(b[:tokenNonce])
+	b[0] = tokenVersion
+	binary.BigEndian.PutUint64(b[1:9], uint64(n.clock().UnixMilli()))
+	_, _ = rand.Read(b[9:tokenBody]) // never fails (crypto/rand)
+	n.mac(b[:tokenBody], b[:tokenBody])
 	return Token(base64.RawURLEncoding.EncodeToString(b[:]))
+}
+
+// parse checks a token's text and MAC and returns when it was minted. It
+// accepts only the canonical text of a token of this version: its bytes
+// must re-encode to exactly the text given.
+func (n *NetworkSink) parse(t Token) (issued time.Time, ok bool) {
+	if len(t) != TokenTextLen {
+		return time.Time{}, false
+	}
+	var b [tokenLen]byte
+	if k, err := base64.RawURLEncoding.Decode(b[:], []byte(t)); err != nil || k != tokenLen {
+		return time.Time{}, false
+	}
+	var text [TokenTextLen]byte
+	base64.RawURLEncoding.Encode(text[:], b[:])
+	if string(text[:]) != string(t) || b[0] != tokenVersion {
+		return time.Time{}, false
+	}
+	var sum [sha256.Size]byte
+	if !hmac.Equal(n.mac(sum[:0], b[:tokenBody]), b[tokenBody:]) {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(binary.BigEndian.Uint64(b[1:9]))), true
 }
 
 // valid checks a token's form and MAC.
 func (n *NetworkSink) valid(t Token) bool {
-	if base64.RawURLEncoding.DecodedLen(len(t)) != tokenLen {
-		return false
-	}
-	var b [tokenLen]byte
-	if k, err := base64.RawURLEncoding.Decode(b[:], []byte(t)); err != nil || k != tokenLen {
-		return false
-	}
-	m := hmac.New(sha256.New, n.secret)
-	m.Write(b[:tokenNonce])
-	return hmac.Equal(m.Sum(nil), b[tokenNonce:])
+	_, ok := n.parse(t)
+	return ok
+}
+
+// tooOld reports whether a token minted at issued may no longer take a
+// lease at now.
+func (n *NetworkSink) tooOld(issued, now time.Time) bool {
+	return !now.Before(issued.Add(n.ttl))
 }
 
 // Reserve pins a ready location to token t and returns it. Reserve is
 // idempotent: a token that already holds a lease gets the same location
 // back. It fails with ErrInvalidToken for a token not minted under the
-// secret, ErrRedeemed or ErrLeaseExpired for a token already used up, and
-// ErrMiss when no location is ready (a miss, recorded like any other).
+// secret for this sink (or minted more than a lease TTL ahead of the
+// clock), ErrRedeemed or ErrLeaseExpired for a token already used up or
+// older than a lease TTL, and ErrMiss when no location is ready (a miss,
+// recorded like any other).
 func (n *NetworkSink) Reserve(t Token) (Location, error) {
-	if !n.valid(t) {
+	issued, ok := n.parse(t)
+	now := n.clock()
+	if !ok || issued.After(now.Add(n.ttl)) {
 		return Location{}, ErrInvalidToken
 	}
-	now := n.pool.p.clock()
 	if loc, err, ok := n.existing(t, now); ok {
 		return loc, err
+	}
+	if n.tooOld(issued, now) {
+		return Location{}, ErrLeaseExpired
 	}
 	n.pool.d.requests.Add(1)
 	h, ok := n.pollFresh()
@@ -137,7 +209,8 @@ func (n *NetworkSink) Reserve(t Token) (Location, error) {
 		n.returnToPool(h)
 		return n.answer(l, now)
 	}
-	n.leases[t] = &lease{h: h, expires: now.Add(n.ttl)}
+	expires := now.Add(n.ttl)
+	n.leases[t] = &lease{h: h, expires: expires, keep: latest(expires, issued.Add(n.ttl))}
 	n.mu.Unlock()
 	n.pool.c.hits.Add(1)
 	return h.Location, nil
@@ -210,13 +283,17 @@ func (n *NetworkSink) pollFresh() (*Hot, bool) {
 // error wrapping ErrMiss and the lease ends (a retry is told
 // ErrLeaseExpired).
 func (n *NetworkSink) Redeem(t Token) (*Hot, error) {
-	if !n.valid(t) {
+	issued, ok := n.parse(t)
+	if !ok {
 		return nil, ErrInvalidToken
 	}
-	now := n.pool.p.clock()
+	now := n.clock()
 	n.mu.Lock()
 	l, ok := n.leases[t]
 	switch {
+	case !ok && n.tooOld(issued, now):
+		n.mu.Unlock()
+		return nil, ErrLeaseExpired
 	case !ok:
 		n.mu.Unlock()
 		return nil, ErrUnknownToken
@@ -269,19 +346,19 @@ func (n *NetworkSink) Release(t Token) bool {
 }
 
 // expire ends the leases past their expiry: unredeemed entries go back to
-// the pool or to cold, and their tokens are kept for one more lease TTL
-// without an entry, so a late Redeem or Reserve is told ErrLeaseExpired
-// rather than ErrUnknownToken; redeemed tokens are forgotten.
+// the pool or to cold. The record of a redeemed or ended lease is kept
+// until its token is too old to take a lease (and at least until the
+// lease's end), so a late Redeem or Reserve is told ErrRedeemed or
+// ErrLeaseExpired while it is kept, and ErrLeaseExpired after: a token
+// never takes a second lease once redeemed.
 func (n *NetworkSink) expire(now time.Time) int {
 	var back []*Hot
 	n.mu.Lock()
 	for t, l := range n.leases {
 		switch {
 		case now.Before(l.expires):
-		case l.redeemed:
-			delete(n.leases, t)
-		case l.h == nil: // ended earlier
-			if !now.Before(l.expires.Add(n.ttl)) {
+		case l.redeemed || l.h == nil: // used up, or ended earlier
+			if !now.Before(l.keep) {
 				delete(n.leases, t)
 			}
 		default:
@@ -294,6 +371,14 @@ func (n *NetworkSink) expire(now time.Time) int {
 		n.returnToPool(h)
 	}
 	return len(back)
+}
+
+// latest returns the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // returnToPool puts an unleased entry back in the pool, or demotes it to

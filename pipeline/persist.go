@@ -37,6 +37,13 @@ func NewKey(seed uint64, config []byte) Key {
 // location may be added more than once (two draws of one chunk): rows count
 // their copies, so each Remove undoes one Add.
 //
+// A row is cold or hot. Promotion marks a location's row hot (MarkHot)
+// and its entry reaches its sink only once that is durable; a clean
+// shutdown turns every hot row cold again. After an unclean one (the
+// process was killed), Load discards the rows that were hot instead of
+// restoring them, since their removal at hand-out may not have reached the
+// disk (see Recovery).
+//
 // Implementations are safe for concurrent use.
 type Persister interface {
 	// Add records one copy of loc.
@@ -50,4 +57,13 @@ type Persister interface {
 	// Flush waits until every write queued before the call is durable, or
 	// ctx ends. It returns the first write error since the last Flush.
 	Flush(ctx context.Context) error
+	// MarkHot queues marking loc's row hot (any copy, whatever its y) and
+	// calls done once that is committed (nil) or the commit failed (the
+	// error; the mark is still retried). done is called exactly once, on
+	// a goroutine of the Persister or, once it is closed, at once; it must
+	// not block. Marking an absent row does nothing but call done.
+	MarkHot(loc Location, done func(error))
+	// Recovery reports what Load found of the previous run; it is the
+	// zero Recovery before Load.
+	Recovery() Recovery
 }

@@ -121,7 +121,8 @@ func (p *Pipeline) remember(index int64, c memory.Cause, source string) {
 // already taken out of cold with PollSilent, and deals with a rejection:
 // the place is remembered and the location dropped (its row deleted), or,
 // when the failure says nothing about the place, recycled into cold
-// silently. It returns the hot entry on success.
+// silently. It returns the hot entry on success, once its row is marked
+// hot durably.
 func (p *Pipeline) promoteOne(ctx context.Context, loc Location) (*Hot, bool) {
 	var v verdict
 	tr := stage.Transition[Location, *Hot]{
@@ -134,6 +135,12 @@ func (p *Pipeline) promoteOne(ctx context.Context, loc Location) (*Hot, bool) {
 	p.ctr.promotionRejects[min(out.Reason, stage.ReasonError)].Add(1)
 	switch {
 	case out.Promoted:
+		// The entry may be served as soon as its sink holds it: its row
+		// is hot on disk first (see awaitHot).
+		if !p.awaitHot(ctx, loc) {
+			p.demote(out.Value, nil)
+			return nil, false
+		}
 		p.ctr.promotions.Add(1)
 		return out.Value, true
 	case out.Reason == stage.ReasonError:

@@ -163,6 +163,15 @@
 //	rtp_safety_unknown_block_rejections_total{region} columns screened out on unknown ground
 //	rtp_unique_dropped_total{region}                cached places closed as too close to a delivery
 //	rtp_unique_spot_chunks{region}                  chunks holding spots handed out
+//	rtp_pipeline_reservation_failures_total{region,kind} promotions that could not reserve their chunk
+//	rtp_handouts_open{region}                       handed out, not yet closed
+//	rtp_handouts_{completed,cancelled,expired,replaced,refused}_total{region}
+//	rtp_region_unclean_start{region}                1 after a start that followed a crash
+//	rtp_region_discarded_locations{region}          hot locations dropped at that start
+//	rtp_world_damaged_chunks{world}                 chunks of a Minecraft world unreadable now
+//	rtp_world_read_errors_total{world}              chunk reads that failed after retries
+//	rtp_world_torn_retries_total{world}             chunk reads retried (a write in progress)
+//	rtp_world_changed_chunks_total{world}           chunks seen changed on disk
 //
 // The resident store belongs to a world, so its metrics carry the world,
 // once per world. A region whose Stats fail is left out of a scrape (and

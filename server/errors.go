@@ -40,6 +40,9 @@ const (
 	retryPaused     = 5 // an operator has to resume the scan
 	retryShutdown   = 5 // the server is restarting or going away
 	retryNotReady   = 1
+	// retryTooManyOpen: handouts close as players complete, cancel or
+	// reach their lifespan.
+	retryTooManyOpen = 1
 )
 
 // status is the HTTP status and Retry-After of an engine reason.
@@ -63,6 +66,7 @@ var reasonStatus = map[string]status{
 	engine.ReasonNoLocation:    {http.StatusServiceUnavailable, retryNoLocation},
 	engine.ReasonPaused:        {http.StatusServiceUnavailable, retryPaused},
 	engine.ReasonShutdown:      {http.StatusServiceUnavailable, retryShutdown},
+	engine.ReasonTooManyOpen:   {http.StatusServiceUnavailable, retryTooManyOpen},
 }
 
 // apiError is an answer other than 2xx: the body {"error": {"code",

@@ -49,6 +49,11 @@ type statsJSON struct {
 	Unique        engine.UniqueStats  `json:"unique"`
 	UnknownBlocks safety.UnknownStats `json:"unknownBlocks"`
 	Watch         *engine.WatchStats  `json:"watch,omitempty"`
+	// Recovery says whether the last start followed a crash and what it
+	// discarded and replayed.
+	Recovery engine.RecoveryStats `json:"recovery"`
+	// Handouts count the locations handed out and how they closed.
+	Handouts engine.HandoutStats `json:"handouts"`
 }
 
 func toResident(r world.ResidentStats) api.Resident {
@@ -87,6 +92,8 @@ func toStats(st engine.Stats) statsJSON {
 		Unique:        st.Unique,
 		UnknownBlocks: st.UnknownBlocks,
 		Watch:         st.Watch,
+		Recovery:      st.Recovery,
+		Handouts:      st.Handouts,
 	}
 }
 

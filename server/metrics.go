@@ -173,6 +173,19 @@ var (
 	mUnknownNames = newDesc("rtp_safety_unknown_blocks", "Block names the collision data does not know (never landed on).", gauge, "region")
 	mUnknownRej   = newDesc("rtp_safety_unknown_block_rejections_total", "Columns screened out because their ground block was unknown.", counter, "region")
 	mUniqueDrops  = newDesc("rtp_unique_dropped_total", "Cached locations closed when taken, too close to a place handed out since.", counter, "region")
+	mReserveFails = newDesc("rtp_pipeline_reservation_failures_total", "Promotions that could not reserve their chunk, by kind (timeout, ungenerated, outside, unreadable).", counter, "region", "kind")
+	mHandOpen     = newDesc("rtp_handouts_open", "Locations handed out and not yet completed, cancelled or expired.", gauge, "region")
+	mHandDone     = newDesc("rtp_handouts_completed_total", "Handouts closed by Complete.", counter, "region")
+	mHandCancel   = newDesc("rtp_handouts_cancelled_total", "Handouts closed by Cancel.", counter, "region")
+	mHandExpired  = newDesc("rtp_handouts_expired_total", "Handouts closed at the end of their lifespan.", counter, "region")
+	mHandReplaced = newDesc("rtp_handouts_replaced_total", "Handouts closed because their player requested a new one.", counter, "region")
+	mHandRefused  = newDesc("rtp_handouts_refused_total", "Teleports refused because the open-handout cap was reached.", counter, "region")
+	mUnclean      = newDesc("rtp_region_unclean_start", "1 when the region started after a crash (the previous run did not shut down in order).", gauge, "region")
+	mDiscarded    = newDesc("rtp_region_discarded_locations", "Cached locations dropped at start because they were hot when the previous run was killed.", gauge, "region")
+	mWorldDamaged = newDesc("rtp_world_damaged_chunks", "Chunks of a Minecraft world whose data cannot be read now.", gauge, "world")
+	mWorldReadErr = newDesc("rtp_world_read_errors_total", "Chunk reads of a Minecraft world that failed after their retries.", counter, "world")
+	mWorldTorn    = newDesc("rtp_world_torn_retries_total", "Chunk reads retried because the data looked cut short or garbled (a write in progress).", counter, "world")
+	mWorldChanged = newDesc("rtp_world_changed_chunks_total", "Chunks the region-file watcher saw change on disk.", counter, "world")
 	mUniqueChunks = newDesc("rtp_unique_spot_chunks", "Chunks holding spots handed out whose marks have not expired.", gauge, "region")
 
 	allDescs = []metricDesc{
@@ -183,6 +196,7 @@ var (
 		mMemCells, mMemBad, mMemProbation, mMemBadFrac, mMemCoverage, mMemActive, mMemProbRuns, mMemByCause, mMemRejects, mMemBytes, mMemRebuilds,
 		mResOpened, mResClosed, mResForced, mResOpen, mResHits, mResMisses, mResLoads, mResLoadErrs, mResEvictions, mResChunks, mResReserved, mResBytes, mResLoading,
 		mClaims, mUnknownNames, mUnknownRej, mUniqueDrops, mUniqueChunks,
+		mReserveFails, mHandOpen, mHandDone, mHandCancel, mHandExpired, mHandReplaced, mHandRefused, mUnclean, mDiscarded, mWorldDamaged, mWorldReadErr, mWorldTorn, mWorldChanged,
 	}
 )
 
@@ -211,6 +225,7 @@ func (ec *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		return 0
 	}
 	worlds := map[string]world.ResidentStats{}
+	watched := map[string]*engine.WatchStats{}
 	for _, region := range ec.e.Regions() {
 		st, err := ec.e.Stats(region)
 		if err != nil {
@@ -218,9 +233,23 @@ func (ec *engineCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		worlds[st.World] = st.Resident
+		if w := st.Watch; w != nil {
+			watched[st.World] = w
+		}
+		for kind, n := range st.Pipeline.ReservationFailures {
+			emit(mReserveFails, float64(n), region, kind)
+		}
 		emit(mRegionInfo, 1, region, st.World)
 		emit(mPaused, b2f(st.Paused), region)
 		emit(mRestored, float64(st.Restored), region)
+		emit(mHandOpen, float64(st.Handouts.Open), region)
+		emit(mHandDone, float64(st.Handouts.Completed), region)
+		emit(mHandCancel, float64(st.Handouts.Cancelled), region)
+		emit(mHandExpired, float64(st.Handouts.Expired), region)
+		emit(mHandReplaced, float64(st.Handouts.Replaced), region)
+		emit(mHandRefused, float64(st.Handouts.Refused), region)
+		emit(mUnclean, b2f(st.Recovery.Unclean), region)
+		emit(mDiscarded, float64(st.Recovery.Discarded), region)
 		emit(mUnknownNames, float64(st.UnknownBlocks.Names), region)
 		emit(mUnknownRej, float64(st.UnknownBlocks.Rejections), region)
 		emit(mUniqueDrops, float64(st.Unique.Dropped), region)
@@ -282,6 +311,12 @@ func (ec *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		emit(mMemBytes, float64(m.ResidentBytes), region)
 		emit(mMemRebuilds, float64(m.Rebuilds), region)
+	}
+	for w, ws := range watched {
+		emit(mWorldDamaged, float64(ws.Reader.DamagedChunks), w)
+		emit(mWorldReadErr, float64(ws.Reader.ReadErrors), w)
+		emit(mWorldTorn, float64(ws.Reader.TornRetries), w)
+		emit(mWorldChanged, float64(ws.ChangedChunks), w)
 	}
 	for w, r := range worlds {
 		emit(mResOpened, float64(r.Opened), w)

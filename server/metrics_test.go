@@ -12,6 +12,7 @@ import (
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/world"
+	"github.com/rtpengine/rtp/world/anvil"
 )
 
 // TestEngineCollector scrapes a fake engine's stats through a pedantic
@@ -23,10 +24,12 @@ func TestEngineCollector(t *testing.T) {
 		Region: "r", World: "w", Restored: 3, Paused: true,
 		UnknownBlocks: safety.UnknownStats{Names: 2, Rejections: 40},
 		Unique:        engine.UniqueStats{Radius: 2, Dropped: 5, SpotChunks: 12},
+		Watch:         &engine.WatchStats{ChangedChunks: 9, Reader: anvil.Stats{DamagedChunks: 3, ReadErrors: 4, TornRetries: 6}},
 		Latency:       engine.Latency{Count: 9, P50: 20 * time.Microsecond, P90: time.Millisecond, P99: 2 * time.Millisecond, Max: time.Second},
 		Pipeline: pipeline.Stats{
-			Backlog: pipeline.SinkFill{Name: "backlog", Fill: 1, Capacity: 256},
-			Cold:    pipeline.SinkFill{Name: "cold", Fill: 7, Capacity: 4096},
+			Backlog:             pipeline.SinkFill{Name: "backlog", Fill: 1, Capacity: 256},
+			Cold:                pipeline.SinkFill{Name: "cold", Fill: 7, Capacity: 4096},
+			ReservationFailures: map[string]uint64{"unreadable": 2},
 			Sinks: []pipeline.SinkStats{
 				{Name: "general", Kind: "general", Fill: 4, Capacity: 10, Quota: 10, Demand: 2.5, Hits: 11, Misses: 2, Promotions: 15},
 				{Name: "network", Kind: "network", Fill: 1, Capacity: 10, Leased: 3},
@@ -105,8 +108,13 @@ func TestEngineCollector(t *testing.T) {
 		"rtp_safety_unknown_block_rejections_total{region=r}":                      40,
 		"rtp_unique_dropped_total{region=r}":                                       5,
 		"rtp_unique_spot_chunks{region=r}":                                         12,
-		"rtp_claims{}":                                                             0,
-		"rtp_http_requests_in_flight{}":                                            0,
+		"rtp_world_damaged_chunks{world=w}":                                        3,
+		"rtp_world_read_errors_total{world=w}":                                     4,
+		"rtp_world_torn_retries_total{world=w}":                                    6,
+		"rtp_world_changed_chunks_total{world=w}":                                  9,
+		"rtp_pipeline_reservation_failures_total{kind=unreadable,region=r}":        2,
+		"rtp_claims{}":                  0,
+		"rtp_http_requests_in_flight{}": 0,
 	} {
 		if v, ok := got[key]; !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v", key, v, ok, want)

@@ -57,8 +57,9 @@ const (
 	DefaultWait = 2 * time.Second
 	// MaxWait bounds a request's waitMs.
 	MaxWait = 30 * time.Second
-	// MaxPlayerLen bounds a player name, in characters.
-	MaxPlayerLen = 64
+	// MaxPlayerLen bounds a player name, in characters, as the engine
+	// does.
+	MaxPlayerLen = engine.MaxPlayerLen
 )
 
 // Options configure a Server. The zero value selects every default: no

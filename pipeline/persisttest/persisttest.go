@@ -20,6 +20,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/rtpengine/rtp/memory"
 
 	"github.com/rtpengine/rtp/pipeline"
 )
@@ -31,6 +34,13 @@ type Store interface {
 	// Close flushes and closes the store; the suite reopens the same
 	// directory with the Opener afterwards.
 	Close(t *testing.T)
+}
+
+// Crasher is a Store that can end as a killed process would: every write
+// queued is committed, but the run is not closed in order. Stores that
+// implement it run the crash cases of the suite.
+type Crasher interface {
+	Crash(t *testing.T)
 }
 
 // Opener opens the store kept under dir (empty the first time).
@@ -49,6 +59,9 @@ func Run(t *testing.T, open Opener) {
 		{"KeyMismatchDropped", testKeyMismatch},
 		{"RegionsIndependent", testRegions},
 		{"Concurrent", testConcurrent},
+		{"HotDiscardedAfterCrash", testHotCrash},
+		{"HotKeptAfterCleanClose", testHotClean},
+		{"Journal", testJournal},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
@@ -198,5 +211,139 @@ func testConcurrent(t *testing.T, open Opener) {
 	}
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatal(fmt.Errorf("second Flush: %w", err))
+	}
+}
+
+// markHot marks loc hot and waits for the callback.
+func markHot(t *testing.T, p pipeline.Persister, loc pipeline.Location) {
+	t.Helper()
+	done := make(chan error, 1)
+	p.MarkHot(loc, func(err error) { done <- err })
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("MarkHot: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("MarkHot never called back")
+	}
+}
+
+func testHotCrash(t *testing.T, open Opener) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	c, ok := s.(Crasher)
+	if !ok {
+		s.Close(t)
+		t.Skip("the store cannot simulate a crash (it does not implement Crasher)")
+	}
+	p := s.Region(t, "r", "k")
+	if rec := p.Recovery(); rec.Unclean {
+		t.Fatalf("a new store reports an unclean previous run: %+v", rec)
+	}
+	for i := range 4 {
+		p.Add(Loc(i))
+	}
+	flush(t, p)
+	hot := Loc(2)
+	hot.Y += 3 // the landing y found at promotion may differ: any y of the column
+	markHot(t, p, hot)
+	markHot(t, p, Loc(3))
+	p.Remove(Loc(3)) // handed out and removed: no row left to discard
+	markHot(t, p, Loc(99))
+	flush(t, p)
+	c.Crash(t)
+
+	s = open(t, dir)
+	defer s.Close(t)
+	p = s.Region(t, "r", "k")
+	got := load(t, p)
+	if want := []pipeline.Location{Loc(0), Loc(1)}; !slices.Equal(got, want) {
+		t.Fatalf("after a crash Load() = %v, want %v (the hot row discarded)", got, want)
+	}
+	rec := p.Recovery()
+	if !rec.Unclean || !slices.Equal(rec.Discarded, []pipeline.Location{Loc(2)}) {
+		t.Fatalf("Recovery() = %+v, want unclean with %v discarded", rec, Loc(2))
+	}
+}
+
+func testHotClean(t *testing.T, open Opener) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	p := s.Region(t, "r", "k")
+	p.Add(Loc(1))
+	p.Add(Loc(2))
+	markHot(t, p, Loc(1))
+	s.Close(t)
+	s = open(t, dir)
+	p = s.Region(t, "r", "k")
+	if got := load(t, p); !slices.Equal(got, []pipeline.Location{Loc(1), Loc(2)}) {
+		t.Fatalf("after a clean close Load() = %v, want both rows (hot rows turn cold)", got)
+	}
+	if rec := p.Recovery(); rec.Unclean || len(rec.Discarded) != 0 {
+		t.Fatalf("Recovery() after a clean close = %+v", rec)
+	}
+	s.Close(t)
+	if _, ok := s.(Crasher); !ok {
+		return
+	}
+	// Turned cold at the clean close: a crash afterwards discards nothing.
+	s = open(t, dir)
+	s.(Crasher).Crash(t)
+	s = open(t, dir)
+	defer s.Close(t)
+	if got := load(t, s.Region(t, "r", "k")); len(got) != 2 {
+		t.Fatalf("rows cold at a clean close were discarded by a later crash: %v", got)
+	}
+}
+
+func testJournal(t *testing.T, open Opener) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	j, ok := s.Region(t, "r", "k").(pipeline.Journal)
+	if !ok {
+		s.Close(t)
+		t.Skip("the store keeps no journal (its Persister does not implement pipeline.Journal)")
+	}
+	other := s.Region(t, "other", "k").(pipeline.Journal)
+	at := time.Unix(1_700_000_000, 123)
+	var seqs []uint64
+	for i := range 5 {
+		seqs = append(seqs, j.Record(pipeline.Mark{Index: int64(i), Cause: memory.CauseUniquePlacement, Source: "s", At: at.Add(time.Duration(i) * time.Second)}))
+	}
+	other.Record(pipeline.Mark{Index: 9, Cause: memory.CauseSafety, At: at})
+	if !slices.IsSorted(seqs) || seqs[0] == seqs[4] || j.Position() < seqs[4] {
+		t.Fatalf("Record seqs %v, Position %d: want increasing, Position at the last", seqs, j.Position())
+	}
+	j.Trim(seqs[1])
+	j.Claim(pipeline.Spot{X: 5, Z: 6, At: at})
+	j.Claim(pipeline.Spot{X: 5, Z: 6, At: at.Add(time.Hour)})
+	j.Claim(pipeline.Spot{X: 1, Z: 1, At: at.Add(-time.Hour)})
+	if c, ok := s.(Crasher); ok {
+		flush(t, s.Region(t, "r", "k"))
+		c.Crash(t)
+	} else {
+		s.Close(t)
+	}
+	s = open(t, dir)
+	defer s.Close(t)
+	j = s.Region(t, "r", "k").(pipeline.Journal)
+	marks, err := j.Marks(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(marks) != 3 || marks[0].Index != 2 || marks[2].Index != 4 || !marks[0].At.Equal(at.Add(2*time.Second)) ||
+		marks[0].Cause != memory.CauseUniquePlacement || marks[0].Source != "s" || marks[0].Seq != seqs[2] {
+		t.Fatalf("Marks() after a trim to %d = %+v, want indices 2..4 with their times", seqs[1], marks)
+	}
+	spots, err := j.Spots(context.Background(), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spots) != 1 || spots[0].X != 5 || spots[0].Z != 6 || !spots[0].At.Equal(at.Add(time.Hour)) {
+		t.Fatalf("Spots(since) = %+v, want the one spot at its latest time", spots)
+	}
+	if j.Position() < seqs[4] {
+		t.Fatalf("Position() after reopening = %d, below the last mark %d", j.Position(), seqs[4])
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,8 +28,9 @@ const (
 // dropped writes): at most one a minute after the first.
 const logEvery = time.Minute
 
-// schemaVersion is the PRAGMA user_version this package writes.
-const schemaVersion = 1
+// schemaVersion is the PRAGMA user_version this package writes: 2 added
+// the hot column and the meta, memory_journal and spots tables.
+const schemaVersion = 2
 
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS locations (
@@ -41,9 +43,37 @@ var schema = []string{
 		z      INTEGER NOT NULL,
 		idx    INTEGER NOT NULL,
 		n      INTEGER NOT NULL CHECK (n > 0),
+		hot    INTEGER NOT NULL DEFAULT 0,
 		UNIQUE (region, key, world, x, y, z)
 	)`,
 }
+
+// schemaV2 is what version 2 added to version 1, beside the hot column.
+var schemaV2 = []string{
+	`CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS memory_journal (
+		seq    INTEGER PRIMARY KEY,
+		region TEXT NOT NULL,
+		idx    INTEGER NOT NULL,
+		cause  INTEGER NOT NULL,
+		source TEXT NOT NULL,
+		at     INTEGER NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS memory_journal_region ON memory_journal (region, seq)`,
+	`CREATE TABLE IF NOT EXISTS spots (
+		region TEXT NOT NULL,
+		x      INTEGER NOT NULL,
+		z      INTEGER NOT NULL,
+		at     INTEGER NOT NULL,
+		PRIMARY KEY (region, x, z)
+	) WITHOUT ROWID`,
+}
+
+// The run states of the meta row "state".
+const (
+	stateRunning = "running" // set at Open: a process has the database
+	stateClean   = "clean"   // set by Close after its final commit
+)
 
 // The statements of a change (see change): ?1 is the number of copies
 // added or removed.
@@ -54,6 +84,16 @@ const (
 	sqlDel      = `DELETE FROM locations WHERE region = ?2 AND key = ?3 AND world = ?4 AND x = ?5 AND y = ?6 AND z = ?7 AND n <= ?1`
 	sqlDropKeys = `DELETE FROM locations WHERE region = ? AND key <> ?`
 	sqlLoad     = `SELECT world, x, y, z, idx, n FROM locations WHERE region = ? AND key = ? ORDER BY id`
+	// sqlHot marks the row of a column hot whatever its y (the landing y
+	// found at promotion may differ from the screen's).
+	sqlHot      = `UPDATE locations SET hot = 1 WHERE region = ?1 AND key = ?2 AND world = ?3 AND x = ?4 AND z = ?5`
+	sqlMark     = `INSERT INTO memory_journal (seq, region, idx, cause, source, at) VALUES (?, ?, ?, ?, ?, ?)`
+	sqlSpot     = `INSERT INTO spots (region, x, z, at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (region, x, z) DO UPDATE SET at = max(at, excluded.at)`
+	sqlTrim     = `DELETE FROM memory_journal WHERE region = ? AND seq <= ?`
+	sqlMarks    = `SELECT seq, idx, cause, source, at FROM memory_journal WHERE region = ? ORDER BY seq`
+	sqlOldSpots = `DELETE FROM spots WHERE region = ? AND at < ?`
+	sqlSpots    = `SELECT x, z, at FROM spots WHERE region = ? ORDER BY at, x, z`
+	sqlState    = `INSERT INTO meta (k, v) VALUES ('state', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`
 )
 
 // ErrClosed is returned once the DB is closed.
@@ -134,13 +174,20 @@ type Stats struct {
 // usable. A DB is safe for concurrent use. It owns one writer goroutine,
 // which Close stops.
 type DB struct {
-	db    *sql.DB
-	path  string
-	opts  Options
-	log   *slog.Logger
-	clock clock
+	db   *sql.DB
+	path string
+	opts Options
+	// abandon makes Close skip recording a clean shutdown (tests: the
+	// next Open sees the run as killed).
+	abandon bool
+	log     *slog.Logger
+	clock   clock
 
-	add, dec, del *sql.Stmt
+	add, dec, del, hot, mark, spot, trim *sql.Stmt
+
+	// Set by Open, read-only afterwards: what the previous run left.
+	unclean   bool
+	discarded map[string][]pipeline.Location // by region: hot rows deleted at Open
 
 	wake chan struct{} // buffered(1): the queue is not empty
 	now  chan struct{} // buffered(1): Flush is waiting, do not delay
@@ -160,6 +207,7 @@ type DB struct {
 	spare     *pending      // the writer's emptied front, for the next swap
 	batchOps  int           // writes the writer holds (its batch, and the front it took), for Stats
 	seq       uint64        // sequence number of the last queued write
+	markSeq   uint64        // Seq of the last journal mark queued
 	committed uint64        // writes up to this sequence number are committed
 	attempts  uint64        // commits tried
 	failSeq   uint64        // the last failed commit covered writes up to this
@@ -234,20 +282,106 @@ func (d *DB) open(ctx context.Context) error {
 	for _, s := range []struct {
 		dst **sql.Stmt
 		q   string
-	}{{&d.add, sqlAdd}, {&d.dec, sqlDec}, {&d.del, sqlDel}} {
+	}{{&d.add, sqlAdd}, {&d.dec, sqlDec}, {&d.del, sqlDel}, {&d.hot, sqlHot}, {&d.mark, sqlMark}, {&d.spot, sqlSpot}, {&d.trim, sqlTrim}} {
 		st, err := db.PrepareContext(ctx, s.q)
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)
 		}
 		*s.dst = st
 	}
-	return nil
+	return d.recover(ctx)
 }
 
-// initSchema creates the table in a new database, or checks the version of
-// an existing one.
+// initSchema creates the tables in a new database, upgrades a version 1
+// database, or checks the version of an existing one.
 func (d *DB) initSchema(ctx context.Context) error {
-	return sqlitedb.InitSchema(ctx, d.db, "locations", schemaVersion, schema)
+	var have int
+	if err := d.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&have); err != nil {
+		return err
+	}
+	if have == 1 {
+		tx, err := d.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		// A version 1 database knew no hot rows: its last run counts as
+		// clean.
+		steps := append([]string{`ALTER TABLE locations ADD COLUMN hot INTEGER NOT NULL DEFAULT 0`}, schemaV2...)
+		steps = append(steps, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion))
+		for _, q := range steps {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("upgrade schema 1 to %d: %w", schemaVersion, err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("upgrade schema 1 to %d: %w", schemaVersion, err)
+		}
+	}
+	return sqlitedb.InitSchema(ctx, d.db, "locations", schemaVersion, append(slices.Clone(schema), schemaV2...))
+}
+
+// recover reads the state the previous run left: if it did not close
+// cleanly, the rows that were hot are deleted (and kept in d.discarded
+// for Region.Recovery). Then the state becomes "running" until Close.
+func (d *DB) recover(ctx context.Context) error {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var state string
+	switch err := tx.QueryRowContext(ctx, `SELECT v FROM meta WHERE k = 'state'`).Scan(&state); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("read run state: %w", err)
+	}
+	if state == stateRunning {
+		d.unclean = true
+		d.discarded = map[string][]pipeline.Location{}
+		rows, err := tx.QueryContext(ctx, `SELECT region, world, x, y, z, idx, n FROM locations WHERE hot <> 0 ORDER BY id`)
+		if err != nil {
+			return fmt.Errorf("read hot rows: %w", err)
+		}
+		for rows.Next() {
+			var region string
+			var l pipeline.Location
+			var n int
+			if err := rows.Scan(&region, &l.World, &l.X, &l.Y, &l.Z, &l.Index, &n); err != nil {
+				rows.Close()
+				return fmt.Errorf("read hot rows: %w", err)
+			}
+			for range n {
+				d.discarded[region] = append(d.discarded[region], l)
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("read hot rows: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM locations WHERE hot <> 0`); err != nil {
+			return fmt.Errorf("discard hot rows: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, sqlState, stateRunning); err != nil {
+		return fmt.Errorf("write run state: %w", err)
+	}
+	var last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM memory_journal`).Scan(&last); err != nil {
+		return fmt.Errorf("read journal position: %w", err)
+	}
+	d.markSeq = uint64(last.Int64)
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if d.unclean {
+		total := 0
+		for _, l := range d.discarded {
+			total += len(l)
+		}
+		d.log.Warn("sqlitepersist: the previous run did not shut down cleanly; discarded the locations that were hot, which may have been handed out",
+			"path", d.path, "discarded", total)
+	}
+	return nil
 }
 
 // Region returns the Persister of one region under key. Both must be
@@ -269,12 +403,29 @@ func (d *DB) Region(region string, key pipeline.Key) (*Region, error) {
 // enqueue queues one write without waiting for the database: it composes
 // the write into the pending change of its row, or adds one, dropping the
 // oldest row past QueueLimit.
-func (d *DB) enqueue(f change) {
+func (d *DB) enqueue(f change) { d.enqueueDone(f, nil) }
+
+// enqueueDone is enqueue of a change with a MarkHot callback (done, nil
+// for none), which the commit of the change calls. While the writes are
+// failing, and once the DB is closed, done is called at once with the
+// error (a failing mark is still queued and retried).
+func (d *DB) enqueueDone(f change, done func(error)) {
 	d.mu.Lock()
 	if d.closed {
 		d.stats.Dropped++
 		d.mu.Unlock()
+		if done != nil {
+			done(ErrClosed)
+		}
 		return
+	}
+	var failed error
+	if done != nil {
+		if d.stats.Failing {
+			failed = d.lastErr
+		} else {
+			d.front.done = append(d.front.done, done)
+		}
 	}
 	d.seq++
 	if f.a > 0 {
@@ -293,10 +444,51 @@ func (d *DB) enqueue(f change) {
 	if logDrop {
 		d.logDrops(total)
 	}
+	if failed != nil {
+		done(failed)
+	}
+	d.signal(done != nil && failed == nil)
+}
+
+// signal wakes the writer; urgent asks it to commit without its batch
+// delay (a promotion waits for the commit).
+func (d *DB) signal(urgent bool) {
 	select {
 	case d.wake <- struct{}{}:
 	default:
 	}
+	if urgent {
+		select {
+		case d.now <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// enqueueJournal queues journal work (put, under d.mu) without waiting for
+// the database; once the DB is closed the write is dropped.
+func (d *DB) enqueueJournal(put func(p *pending) (cancelled int)) bool {
+	d.mu.Lock()
+	if d.closed {
+		d.stats.Dropped++
+		d.mu.Unlock()
+		return false
+	}
+	d.seq++
+	d.stats.Coalesced += uint64(put(d.front))
+	dropped := 0
+	for len(d.front.marks) > d.opts.QueueLimit {
+		d.front.dropOldestMark()
+		dropped++
+	}
+	logDrop := dropped > 0 && d.noteDropsLocked(dropped)
+	total := d.stats.Dropped
+	d.mu.Unlock()
+	if logDrop {
+		d.logDrops(total)
+	}
+	d.signal(false)
+	return true
 }
 
 // noteDropsLocked counts n dropped writes and reports whether to log it
@@ -369,7 +561,37 @@ func (d *DB) final() {
 		d.closeErr = fmt.Errorf("sqlitepersist: close: %d writes lost, the database is still failing: %w", lost, err)
 		d.mu.Unlock()
 		d.log.Error("sqlitepersist: writes lost at close", "path", d.path, "writes", lost, "failures", d.streak, "error", err)
+		return
 	}
+	if d.abandon {
+		return
+	}
+	// Every write is committed: no row is hot any longer (the pipelines
+	// unloaded their entries), and the run ends cleanly.
+	if err := d.markClean(); err != nil {
+		d.mu.Lock()
+		d.closeErr = fmt.Errorf("sqlitepersist: close: recording a clean shutdown: %w", err)
+		d.mu.Unlock()
+	}
+}
+
+// markClean turns every hot row cold and records a clean shutdown, in one
+// transaction.
+func (d *DB) markClean() error {
+	ctx, cancel := context.WithTimeout(context.Background(), d.opts.BusyTimeout+10*time.Second)
+	defer cancel()
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE locations SET hot = 0 WHERE hot <> 0`); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, sqlState, stateClean); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // commit takes the writes queued since the last commit into the batch
@@ -406,6 +628,9 @@ func (d *DB) commit() error {
 	}
 	now := d.clock.Now()
 	ops := d.batch.ops
+	// The hot marks of a failed commit stay in the batch and are retried,
+	// but their callers hear of the failure now.
+	done := d.batch.takeDone()
 	if err == nil {
 		d.batch.reset()
 	}
@@ -438,6 +663,9 @@ func (d *DB) commit() error {
 	if logDrop {
 		d.logDrops(total)
 	}
+	for _, f := range done {
+		f(err)
+	}
 	switch {
 	case err == nil && streak > 0:
 		d.streak = 0
@@ -468,7 +696,7 @@ func (d *DB) apply(b *pending) error {
 		return err
 	}
 	defer tx.Rollback()
-	add, dec, del := tx.StmtContext(ctx, d.add), tx.StmtContext(ctx, d.dec), tx.StmtContext(ctx, d.del)
+	add, dec, del, hot := tx.StmtContext(ctx, d.add), tx.StmtContext(ctx, d.dec), tx.StmtContext(ctx, d.del), tx.StmtContext(ctx, d.hot)
 	d.order = b.order(d.order)
 	defer clear(d.order)
 	for _, c := range d.order {
@@ -492,8 +720,46 @@ func (d *DB) apply(b *pending) error {
 				return fmt.Errorf("add: %w", err)
 			}
 		}
+		if c.hot {
+			if _, err := hot.ExecContext(ctx, w.region, string(w.key), w.world, w.x, w.z); err != nil {
+				return fmt.Errorf("mark hot: %w", err)
+			}
+		}
+	}
+	if err := d.applyJournal(ctx, tx, b); err != nil {
+		return err
 	}
 	return tx.Commit()
+}
+
+// applyJournal writes the journal work of b in tx: marks, spots, then
+// trims (a trim may cover marks of the same batch).
+func (d *DB) applyJournal(ctx context.Context, tx *sql.Tx, b *pending) error {
+	if len(b.marks) > 0 {
+		st := tx.StmtContext(ctx, d.mark)
+		for _, m := range b.marks {
+			if _, err := st.ExecContext(ctx, int64(m.m.Seq), m.region, m.m.Index, int(m.m.Cause), m.m.Source, m.m.At.UnixNano()); err != nil {
+				return fmt.Errorf("journal mark: %w", err)
+			}
+		}
+	}
+	if len(b.spots) > 0 {
+		st := tx.StmtContext(ctx, d.spot)
+		for k, at := range b.spots {
+			if _, err := st.ExecContext(ctx, k.region, k.x, k.z, at); err != nil {
+				return fmt.Errorf("journal spot: %w", err)
+			}
+		}
+	}
+	if len(b.trims) > 0 {
+		st := tx.StmtContext(ctx, d.trim)
+		for region, seq := range b.trims {
+			if _, err := st.ExecContext(ctx, region, int64(seq)); err != nil {
+				return fmt.Errorf("trim journal: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // Flush waits until every write queued before the call is committed, or
@@ -561,7 +827,7 @@ func (d *DB) Close() error {
 	d.mu.Lock()
 	werr := d.closeErr
 	d.mu.Unlock()
-	for _, s := range []*sql.Stmt{d.add, d.dec, d.del} {
+	for _, s := range []*sql.Stmt{d.add, d.dec, d.del, d.hot, d.mark, d.spot, d.trim} {
 		s.Close()
 	}
 	return errors.Join(werr, d.db.Close())

@@ -32,6 +32,14 @@ func (s store) Close(t *testing.T) {
 	}
 }
 
+// Crash implements persisttest.Crasher.
+func (s store) Crash(t *testing.T) {
+	t.Helper()
+	if err := sqlitepersist.Abandon(s.db); err != nil {
+		t.Fatalf("Abandon: %v", err)
+	}
+}
+
 func openDB(t *testing.T, path string) *sqlitepersist.DB {
 	t.Helper()
 	db, err := sqlitepersist.Open(context.Background(), path, sqlitepersist.Options{})

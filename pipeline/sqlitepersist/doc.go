@@ -15,6 +15,23 @@
 // never loses its row to another's removal. Rows come back in insertion
 // order (id).
 //
+// # Hot rows, runs and the journal
+//
+// A row is hot (column hot) from the commit of its MarkHot, which
+// promotion waits for before its entry reaches a sink (the writer commits
+// hot marks without BatchDelay, gathering the marks that arrive
+// meanwhile). The meta row "state" is "running" from Open to Close, which
+// after its final commit turns every hot row cold and writes "clean". An
+// Open that finds "running" (the last process was killed) deletes the hot
+// rows, which may have been handed out after the last commit, logs how
+// many, and reports them by region (Region.Recovery).
+//
+// Region also implements pipeline.Journal through the same writer and
+// transactions: memory_journal(seq, region, idx, cause, source, at) holds
+// the rejections recorded since the memory file was saved (Trim deletes
+// those a save covers) and spots(region, x, z, at) the columns handed out.
+// Schema version 2 added these; Open upgrades a version 1 database.
+//
 // # Writes
 //
 // Add and Remove are called on the pipeline's request paths, so they never

@@ -27,6 +27,9 @@ type change struct {
 	row  row
 	idx  int64 // Index of the last Add
 	r, a int
+	// hot asks for the row to be marked hot after the r Removes and a
+	// Adds (a mark on a row that is gone by then does nothing).
+	hot bool
 	// addSeq is the sequence number of the first of the a Adds (0 when a
 	// is 0): where the row, if it is inserted afresh, falls in insertion
 	// order.
@@ -49,7 +52,17 @@ func (c *change) compose(f change) (cancelled int) {
 		c.a += f.a
 		c.idx = f.idx
 	}
+	c.hot = c.hot || f.hot
 	return 2 * undo
+}
+
+// ops returns the writes c holds.
+func (c *change) ops() int {
+	n := c.r + c.a
+	if c.hot {
+		n++
+	}
+	return n
 }
 
 // pending is a set of changes, one per row, in the order the rows were
@@ -61,10 +74,73 @@ type pending struct {
 	at   map[row]int // index in ch of each live change
 	ch   []change    // in first-write order; a dead slot has a zero row
 	head int         // ch[:head] are dead
-	ops  int         // writes in the live changes: the sum of r+a
+	ops  int         // writes held: those of the live changes, marks, spots and trims
+
+	marks []markRow         // journal rows to insert, in Seq order
+	spots map[spotKey]int64 // spots to upsert: the latest time, in Unix nanoseconds
+	trims map[string]uint64 // by region: delete the marks up to this Seq
+	done  []func(error)     // the MarkHot callbacks of the changes held
 }
 
-func newPending() *pending { return &pending{at: make(map[row]int)} }
+// markRow is one journal row of a region.
+type markRow struct {
+	region string
+	m      pipeline.Mark
+}
+
+// spotKey names one spot row.
+type spotKey struct {
+	region string
+	x, z   int64
+}
+
+func newPending() *pending {
+	return &pending{at: make(map[row]int), spots: make(map[spotKey]int64), trims: make(map[string]uint64)}
+}
+
+// putMark appends a journal row.
+func (p *pending) putMark(m markRow) {
+	p.marks = append(p.marks, m)
+	p.ops++
+}
+
+// putSpot records a spot, keeping the latest time of a column.
+func (p *pending) putSpot(k spotKey, at int64) (cancelled int) {
+	if old, ok := p.spots[k]; ok {
+		p.spots[k] = max(old, at)
+		return 1
+	}
+	p.spots[k] = at
+	p.ops++
+	return 0
+}
+
+// putTrim records a trim, keeping the highest Seq of a region.
+func (p *pending) putTrim(region string, seq uint64) (cancelled int) {
+	if old, ok := p.trims[region]; ok {
+		p.trims[region] = max(old, seq)
+		return 1
+	}
+	p.trims[region] = seq
+	p.ops++
+	return 0
+}
+
+// dropOldestMark drops the oldest journal row. It must not be called
+// when there is none.
+func (p *pending) dropOldestMark() {
+	copy(p.marks, p.marks[1:])
+	p.marks[len(p.marks)-1] = markRow{}
+	p.marks = p.marks[:len(p.marks)-1]
+	p.ops--
+}
+
+// takeDone returns the callbacks held and forgets them.
+func (p *pending) takeDone() []func(error) {
+	d := p.done
+	p.done = nil
+	return d
+}
 
 // rows returns the number of live changes.
 func (p *pending) rows() int { return len(p.at) }
@@ -76,14 +152,18 @@ func (p *pending) put(f change) (cancelled int) {
 	if !ok {
 		p.at[f.row] = len(p.ch)
 		p.ch = append(p.ch, f)
-		p.ops += f.r + f.a
+		p.ops += f.ops()
 		return 0
 	}
 	c := &p.ch[i]
-	p.ops -= c.r + c.a
+	p.ops -= c.ops()
+	wasHot := c.hot
 	cancelled = c.compose(f)
-	p.ops += c.r + c.a
-	if c.r == 0 && c.a == 0 {
+	if wasHot && f.hot {
+		cancelled++ // a second mark of a row already to be marked
+	}
+	p.ops += c.ops()
+	if c.ops() == 0 {
 		p.kill(i)
 	}
 	return cancelled
@@ -109,7 +189,7 @@ func (p *pending) kill(i int) {
 // many writes it held. It must not be called on an empty pending.
 func (p *pending) dropOldest() (ops int) {
 	c := p.ch[p.head] // the head slot is live while any is
-	ops = c.r + c.a
+	ops = c.ops()
 	p.ops -= ops
 	p.kill(p.head)
 	return ops
@@ -138,6 +218,16 @@ func (p *pending) merge(q *pending) (cancelled int) {
 			cancelled += p.put(f)
 		}
 	}
+	for _, m := range q.marks {
+		p.putMark(m)
+	}
+	for k, at := range q.spots {
+		cancelled += p.putSpot(k, at)
+	}
+	for r, seq := range q.trims {
+		cancelled += p.putTrim(r, seq)
+	}
+	p.done = append(p.done, q.done...)
 	return cancelled
 }
 
@@ -148,6 +238,12 @@ func (p *pending) reset() {
 	p.ch = p.ch[:0]
 	p.head = 0
 	p.ops = 0
+	clear(p.marks)
+	p.marks = p.marks[:0]
+	clear(p.spots)
+	clear(p.trims)
+	clear(p.done)
+	p.done = p.done[:0]
 }
 
 // order returns the live changes that do something, in the order they are
@@ -156,7 +252,7 @@ func (p *pending) reset() {
 func (p *pending) order(buf []*change) []*change {
 	buf = buf[:0]
 	for i := p.head; i < len(p.ch); i++ {
-		if c := &p.ch[i]; c.r+c.a > 0 {
+		if c := &p.ch[i]; c.ops() > 0 {
 			buf = append(buf, c)
 		}
 	}

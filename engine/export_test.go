@@ -1,0 +1,16 @@
+package engine
+
+// SetHandoutLimits sets e's handout limits (Options has no field for
+// them yet): call it before e is shared.
+func SetHandoutLimits(e *Engine, l HandoutLimits) { e.out.setLimits(l) }
+
+// HandoutCounts returns the region's counts of handouts replaced under
+// HandoutLimits.PerPlayer and of teleports refused under
+// HandoutLimits.Total.
+func HandoutCounts(e *Engine, region string) (replaced, refused uint64) {
+	r := e.regions[region]
+	return e.out.replacedCount(r), e.out.refusedCount(r)
+}
+
+// OpenHandouts is the number of open handouts across e's regions.
+func OpenHandouts(e *Engine) int64 { return e.out.open.Load() }

@@ -1,0 +1,373 @@
+package engine
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"hash/maphash"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rtpengine/rtp/pipeline"
+)
+
+// ReasonTooManyOpen: the engine holds as many open handouts as
+// HandoutLimits.Total allows; a teleport succeeds again once one is
+// completed, cancelled or expired.
+const ReasonTooManyOpen = "too-many-open"
+
+// Defaults of HandoutLimits.
+const (
+	// DefaultMaxOpenPerPlayer is how many open handouts a player holds:
+	// a new request replaces the old one.
+	DefaultMaxOpenPerPlayer = 1
+	// DefaultMaxOpen bounds the open handouts of an engine, across its
+	// regions.
+	DefaultMaxOpen = 4096
+)
+
+// MaxID is the largest ID handed out: 2^53-1, the largest integer a
+// JSON number keeps exactly in JavaScript (Number.MAX_SAFE_INTEGER).
+const MaxID = 1<<53 - 1
+
+// HandoutLimits bound the locations handed out and not yet closed by
+// Complete, Cancel or their lifespan (Options.HandoutLifespan). Every open
+// handout holds a reservation, and so its chunk in its world's resident
+// store: the limits bound that memory however many clients never call
+// Complete. The zero value selects the defaults.
+type HandoutLimits struct {
+	// PerPlayer is how many open handouts one player (by name, across
+	// regions) may hold. A teleport beyond it replaces the player's
+	// oldest open handout: "a new request replaces the old one". The old
+	// one is closed as Cancel closes it (its location goes back to its
+	// region's cold stage), counted in HandoutStats.Replaced, and its ID
+	// is unknown from then on. Locations redeemed by Redeem name no
+	// player and are not counted. Default DefaultMaxOpenPerPlayer (1);
+	// negative: no limit.
+	PerPlayer int
+	// Total bounds the open handouts of the engine, across regions. A
+	// Teleport that would exceed it, and replaces none of the player's,
+	// fails with ReasonTooManyOpen (counted in HandoutStats.Refused).
+	// Redeeming a network token is refused the same way when the bound
+	// is reached before the token is redeemed. Default DefaultMaxOpen
+	// (4096); negative: no limit.
+	Total int
+}
+
+func (l HandoutLimits) withDefaults() HandoutLimits {
+	if l.PerPlayer == 0 {
+		l.PerPlayer = DefaultMaxOpenPerPlayer
+	}
+	if l.Total == 0 {
+		l.Total = DefaultMaxOpen
+	}
+	return l
+}
+
+// handoutShards is the number of shards of the handout table and of its
+// index by player: teleports on different goroutines rarely meet on one
+// lock.
+const handoutShards = 32
+
+// handout is a location handed out: its entry (and reservation), its
+// region, its player ("" for a redeemed token) and when it was handed out
+// (on Options.Clock).
+type handout struct {
+	h      *pipeline.Hot
+	r      *Region
+	player string
+	at     time.Time
+}
+
+// handouts is the table of locations handed out, sharded by ID, with the
+// open IDs of each player and the limits on both. Lock order: a player
+// shard before an ID shard; no other lock is taken while one is held.
+type handouts struct {
+	shards  [handoutShards]handoutShard
+	players [handoutShards]playerShard
+	seed    maphash.Seed
+	open    atomic.Int64 // handouts in the table, every region
+	limits  HandoutLimits
+	// counts holds the *handoutCounts of each region (by *Region), made
+	// on first use.
+	counts sync.Map
+}
+
+type handoutShard struct {
+	mu sync.Mutex
+	// mu protects the following field.
+	m map[uint64]handout
+	_ [40]byte // keeps shards on separate cache lines
+}
+
+type playerShard struct {
+	mu sync.Mutex
+	// mu protects the following field: the open IDs of each player
+	// holding one, oldest first.
+	m map[string][]uint64
+	_ [40]byte
+}
+
+// handoutCounts are a region's counters of the handout limits.
+type handoutCounts struct {
+	replaced, refused atomic.Uint64
+}
+
+// init makes the tables, with the default limits.
+func (o *handouts) init() {
+	for i := range o.shards {
+		o.shards[i].m = map[uint64]handout{}
+		o.players[i].m = map[string][]uint64{}
+	}
+	o.seed = maphash.MakeSeed()
+	o.limits = HandoutLimits{}.withDefaults()
+}
+
+// setLimits sets the limits (before the Engine is shared).
+func (o *handouts) setLimits(l HandoutLimits) { o.limits = l.withDefaults() }
+
+func (o *handouts) shard(id uint64) *handoutShard { return &o.shards[id%handoutShards] }
+
+func (o *handouts) playerShard(p string) *playerShard {
+	return &o.players[maphash.String(o.seed, p)%handoutShards]
+}
+
+// countsOf returns r's counters.
+func (o *handouts) countsOf(r *Region) *handoutCounts {
+	if c, ok := o.counts.Load(r); ok {
+		return c.(*handoutCounts)
+	}
+	c, _ := o.counts.LoadOrStore(r, new(handoutCounts))
+	return c.(*handoutCounts)
+}
+
+// replacedCount and refusedCount return r's counts of handouts replaced
+// under HandoutLimits.PerPlayer and of teleports refused under
+// HandoutLimits.Total (for HandoutStats).
+func (o *handouts) replacedCount(r *Region) uint64 { return o.countsOf(r).replaced.Load() }
+func (o *handouts) refusedCount(r *Region) uint64  { return o.countsOf(r).refused.Load() }
+
+// newID draws a random ID in [1, MaxID] from crypto/rand. IDs are not
+// sequential, so they neither repeat across restarts (a stale ID from an
+// earlier run is unknown to this one, but for odds of about one in 2^53
+// per open handout) nor can be guessed from one's own.
+func newID() uint64 {
+	var b [8]byte
+	for {
+		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+		if id := binary.LittleEndian.Uint64(b[:]) & MaxID; id != 0 {
+			return id
+		}
+	}
+}
+
+// full reports whether a teleport for player would be refused under
+// HandoutLimits.Total now: the table is full and the player holds no
+// handout the teleport would replace. Teleport checks it before taking a
+// location, so that a refusal costs no entry; addHandout decides.
+func (o *handouts) full(player string) bool {
+	if o.limits.Total < 0 || o.open.Load() < int64(o.limits.Total) {
+		return false
+	}
+	if player == "" || o.limits.PerPlayer < 0 {
+		return true
+	}
+	ps := o.playerShard(player)
+	ps.mu.Lock()
+	n := len(ps.m[player])
+	ps.mu.Unlock()
+	return n < o.limits.PerPlayer
+}
+
+// refuse counts a teleport of r refused under HandoutLimits.Total and
+// returns its error.
+func (o *handouts) refuse(r *Region, sink string) error {
+	o.countsOf(r).refused.Add(1)
+	return &Error{Region: r.name, Sink: sink, Reason: ReasonTooManyOpen}
+}
+
+// addHandout records h, handed out to player ("" for none), under a new
+// ID. A player at HandoutLimits.PerPlayer has their oldest handout
+// replaced (closed as Cancel closes it); otherwise, with the table at
+// HandoutLimits.Total, it fails with ReasonTooManyOpen unless force is
+// set. It fails with ReasonShutdown once shutdown has started (which
+// closes every handout recorded before it). On failure h is the
+// caller's.
+func (e *Engine) addHandout(r *Region, h *pipeline.Hot, player string, force bool) (uint64, string) {
+	id, victim, evicted, reason := e.recordHandout(r, h, player, force)
+	if evicted {
+		e.closeReplaced(victim)
+	}
+	return id, reason
+}
+
+// recordHandout is addHandout but for the closing of the replaced
+// handout, which it returns.
+func (e *Engine) recordHandout(r *Region, h *pipeline.Hot, player string, force bool) (id uint64, victim handout, evicted bool, reason string) {
+	o := &e.out
+	at := e.opts.Clock()
+	var ps *playerShard
+	if player != "" && o.limits.PerPlayer >= 0 {
+		ps = o.playerShard(player)
+		ps.mu.Lock()
+		defer ps.mu.Unlock()
+		if ids := ps.m[player]; len(ids) >= o.limits.PerPlayer && len(ids) > 0 {
+			// Replace the oldest: its table slot passes to the new one.
+			old := ids[0]
+			ps.m[player] = slices.Delete(ids, 0, 1)
+			victim, evicted = o.take(old)
+		}
+	}
+	if !evicted && !o.reserveSlot(force) {
+		return 0, victim, false, ReasonTooManyOpen
+	}
+	for {
+		id = newID()
+		sh := o.shard(id)
+		sh.mu.Lock()
+		if e.stopped() {
+			sh.mu.Unlock()
+			o.open.Add(-1) // the slot taken or passed on
+			return 0, victim, evicted, ReasonShutdown
+		}
+		if _, dup := sh.m[id]; dup {
+			sh.mu.Unlock()
+			continue
+		}
+		sh.m[id] = handout{h: h, r: r, player: player, at: at}
+		sh.mu.Unlock()
+		if ps != nil {
+			ps.m[player] = append(ps.m[player], id)
+		}
+		r.ctr.open.Add(1)
+		return id, victim, evicted, ""
+	}
+}
+
+// reserveSlot takes a slot of the table under HandoutLimits.Total (any
+// slot when force is set), reporting whether it got one.
+func (o *handouts) reserveSlot(force bool) bool {
+	if force || o.limits.Total < 0 {
+		o.open.Add(1)
+		return true
+	}
+	for {
+		n := o.open.Load()
+		if n >= int64(o.limits.Total) {
+			return false
+		}
+		if o.open.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// take removes the handout of id from the table, keeping its slot (the
+// caller passes it on or frees it), and reports whether it was there.
+func (o *handouts) take(id uint64) (handout, bool) {
+	sh := o.shard(id)
+	sh.mu.Lock()
+	ho, ok := sh.m[id]
+	delete(sh.m, id)
+	sh.mu.Unlock()
+	if ok {
+		ho.r.ctr.open.Add(-1)
+	}
+	return ho, ok
+}
+
+// forget removes id from its player's open IDs.
+func (o *handouts) forget(player string, id uint64) {
+	if player == "" {
+		return
+	}
+	ps := o.playerShard(player)
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ids := ps.m[player]
+	if i := slices.Index(ids, id); i >= 0 {
+		ids = slices.Delete(ids, i, i+1)
+	}
+	if len(ids) == 0 {
+		delete(ps.m, player)
+	} else {
+		ps.m[player] = ids
+	}
+}
+
+// removeHandout removes and returns the handout of id, freeing its slot.
+func (e *Engine) removeHandout(id uint64) (handout, bool) {
+	ho, ok := e.out.take(id)
+	if ok {
+		e.out.open.Add(-1)
+		e.out.forget(ho.player, id)
+	}
+	return ho, ok
+}
+
+// closeReplaced closes a handout replaced by its player's new one.
+func (e *Engine) closeReplaced(ho handout) {
+	e.out.countsOf(ho.r).replaced.Add(1)
+	e.giveBack(ho)
+}
+
+// giveBack closes ho's reservation and gives its location, still valid,
+// back to its region's cold stage; with unique placement on, its spot is
+// released.
+func (e *Engine) giveBack(ho handout) {
+	ho.h.Close()
+	if ho.r.unique.Load() > 0 {
+		// The spot is free again. A large radius also marked the chunks
+		// around it in memory, which then refuses the location's
+		// promotion: it costs a promotion, not a wrong place.
+		ho.r.placed.release(ho.h.Block())
+	}
+	if !e.stopped() {
+		ho.r.pipe.Cold().Offer(ho.h.Location)
+	}
+}
+
+// expire closes the handouts made before cutoff.
+func (o *handouts) expire(cutoff time.Time) {
+	type aged struct {
+		id uint64
+		ho handout
+	}
+	var old []aged
+	for i := range o.shards {
+		sh := &o.shards[i]
+		sh.mu.Lock()
+		for id, ho := range sh.m {
+			if ho.at.Before(cutoff) {
+				old = append(old, aged{id, ho})
+				delete(sh.m, id)
+			}
+		}
+		sh.mu.Unlock()
+	}
+	for _, a := range old {
+		o.open.Add(-1)
+		o.forget(a.ho.player, a.id)
+		a.ho.h.Close()
+		a.ho.r.ctr.open.Add(-1)
+		a.ho.r.ctr.expired.Add(1)
+	}
+}
+
+// closeAll closes every handout (shutdown).
+func (o *handouts) closeAll() {
+	for i := range o.shards {
+		sh := &o.shards[i]
+		sh.mu.Lock()
+		m := sh.m
+		sh.m = map[uint64]handout{}
+		sh.mu.Unlock()
+		for id, ho := range m {
+			o.open.Add(-1)
+			o.forget(ho.player, id)
+			ho.h.Close()
+			ho.r.ctr.open.Add(-1)
+		}
+	}
+}
