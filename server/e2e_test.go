@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -807,4 +808,72 @@ func TestEngineErrorsOverHTTP(t *testing.T) {
 		checkErrorAnswer(t, "teleport in a paused region", a, 503, engine.ReasonPaused)
 		return true
 	})
+}
+
+// TestAttacksOverHTTP replays what an attacker tried: a stale teleport id
+// from before a restart, and respelled or replayed network tokens.
+func TestAttacksOverHTTP(t *testing.T) {
+	cfg := smallConfig(t)
+	const region = config.DefaultRegionName
+	ev := start(t, cfg, envOptions{})
+	old, a := ev.teleport(region, `{"player":"before","waitMs":30000}`)
+	if a.status != 200 {
+		t.Fatalf("teleport = %d %s", a.status, a.body)
+	}
+	if err := ev.stopServe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.stopEngine(); err != nil {
+		t.Fatal(err)
+	}
+
+	// After a restart on the same data: another player's teleport is
+	// open, and the stale id names nothing.
+	ev2 := start(t, cfg, envOptions{})
+	fresh, a := ev2.teleport(region, `{"player":"after","waitMs":30000}`)
+	if a.status != 200 {
+		t.Fatalf("teleport after restart = %d %s", a.status, a.body)
+	}
+	if fresh.ID == old.ID {
+		t.Fatalf("the restarted server reused id %d", old.ID)
+	}
+	for _, id := range []uint64{old.ID, 1, 2, 3} {
+		if id == fresh.ID {
+			continue
+		}
+		checkErrorAnswer(t, fmt.Sprintf("stale DELETE of %d", id), ev2.call("DELETE", fmt.Sprintf("/v1/teleports/%d", id), ""), 404, engine.ReasonUnknownID)
+	}
+	if st := ev2.stats(region); st.Handouts.Open != 1 || st.Handouts.Cancelled != 0 {
+		t.Errorf("after stale DELETEs: handouts %+v, want the new player's one open, none cancelled", st.Handouts)
+	}
+
+	// A token redeemed once is never redeemed again, however spelled.
+	base := "/v1/regions/" + region + "/network/reservations"
+	var res api.Reservation
+	waitFor(t, 30*time.Second, "no network reservation", func() bool {
+		a := ev2.call("POST", base, "")
+		if a.status == 503 {
+			return false
+		}
+		if a.status != 201 || json.Unmarshal(a.body, &res) != nil {
+			t.Fatalf("reserve = %d %s", a.status, a.body)
+		}
+		return true
+	})
+	redeem := func(tok string) answer { return ev2.call("POST", base+"/"+url.PathEscape(tok)+"/redeem", "") }
+	if a := redeem(res.Token); a.status != 200 {
+		t.Fatalf("redeem = %d %s", a.status, a.body)
+	}
+	checkErrorAnswer(t, "replayed token", redeem(res.Token), 409, engine.ReasonRedeemed)
+	flipped := []byte(res.Token)
+	flipped[len(flipped)/2] ^= 1
+	for name, tok := range map[string]string{
+		"token and newline": res.Token + "\n",
+		"newline inside":    res.Token[:10] + "\n" + res.Token[10:],
+		"padded":            res.Token + "=",
+		"one bit flipped":   string(flipped),
+		"truncated":         res.Token[:len(res.Token)-1],
+	} {
+		checkErrorAnswer(t, name, redeem(tok), 400, engine.ReasonInvalidToken)
+	}
 }
