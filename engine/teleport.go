@@ -344,6 +344,7 @@ func (e *Engine) handOutAs(r *Region, h *pipeline.Hot, sink, player string, forc
 		ID: id, Region: r.name, World: h.World, X: h.X, Y: h.Y, Z: h.Z,
 		StandY: r.standY(h), Biome: biomeOf(h), Sink: sink,
 	}
+	e.mapFeed(r, loc)
 	if c := r.served[sink]; c != nil {
 		c.Add(1)
 	}

@@ -110,6 +110,12 @@ type Options struct {
 	// the log and must not hold the token. Default nil: a reload keeps the
 	// token.
 	ReloadToken func() (string, error)
+	// Map, when set, serves the web map: the server routes GET and HEAD
+	// requests under /map/, /v1/map/, /v1/worlds/{world}/tiles/ and
+	// /v1/worlds/{world}/meshes/ to it (after its host check and
+	// metrics), with their full paths. Its routes are
+	// read-only. Default nil: no map.
+	Map http.Handler
 	// DefaultWait is how long a teleport waits on a miss when its request
 	// has no waitMs. Default DefaultWait (2 s); at most MaxWait.
 	DefaultWait time.Duration
@@ -205,6 +211,16 @@ func New(e Engine, opts Options) (*Server, error) {
 	})
 	for _, rt := range routes {
 		s.mux.Handle(rt.pattern(), s.wrap(rt.pattern(), mutating(rt.method), rt.needsAuth(), rt.handle(s)))
+	}
+	if opts.Map != nil {
+		mapped := func(w http.ResponseWriter, r *http.Request) error {
+			opts.Map.ServeHTTP(w, r)
+			return nil
+		}
+		// A GET pattern serves HEAD too.
+		for _, prefix := range []string{"/map/", "/v1/map/", "/v1/worlds/{world}/tiles/", "/v1/worlds/{world}/meshes/"} {
+			s.mux.Handle("GET "+prefix, s.wrap(prefix, false, false, mapped))
+		}
 	}
 	s.mux.Handle("/", s.wrap(unmatchedRoute, false, false, s.unmatched))
 	s.handler = s.mux

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -376,5 +378,35 @@ func TestTeleportJSON(t *testing.T) {
 	}
 	if len(got) != 10 {
 		t.Errorf("teleport answer %s has %d keys, want 10", a.body, len(got))
+	}
+}
+
+// TestMapMounted checks that the map's handler gets GET and HEAD requests
+// under its prefixes, with their full paths, and nothing else.
+func TestMapMounted(t *testing.T) {
+	var paths []string
+	m := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.Method+" "+r.URL.Path)
+		w.WriteHeader(http.StatusTeapot)
+	})
+	_, s := newFakeServer(t, Options{Map: m})
+	h := s.Handler()
+	for _, p := range []string{"/map/", "/map/static/app.js", "/v1/map/regions", "/v1/worlds/world/tiles/0/0/0.png"} {
+		if a := do(t, h, "GET", p, ""); a.status != http.StatusTeapot {
+			t.Errorf("GET %s = %d, want the map's answer", p, a.status)
+		}
+	}
+	if a := do(t, h, "HEAD", "/map/", ""); a.status != http.StatusTeapot {
+		t.Errorf("HEAD /map/ = %d, want the map's answer", a.status)
+	}
+	if a := do(t, h, "POST", "/v1/map/regions", "", "X-RTP-Request", "1"); a.status == http.StatusTeapot {
+		t.Errorf("POST reached the map")
+	}
+	if a := do(t, h, "GET", "/v1/regions", ""); a.status == http.StatusTeapot {
+		t.Errorf("GET /v1/regions reached the map")
+	}
+	want := []string{"GET /map/", "GET /map/static/app.js", "GET /v1/map/regions", "GET /v1/worlds/world/tiles/0/0/0.png", "HEAD /map/"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("the map saw %q, want %q", paths, want)
 	}
 }

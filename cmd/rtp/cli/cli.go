@@ -85,6 +85,7 @@ the terrain it reads, for Minecraft worlds and its own procedural world.`,
 		newStatsCmd(),
 		newScanCmd(),
 		newBenchCmd(),
+		newMapCmd(),
 	)
 	return root
 }

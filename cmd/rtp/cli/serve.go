@@ -14,6 +14,7 @@ import (
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/server"
+	"github.com/rtpengine/rtp/webmap"
 )
 
 type serveOptions struct {
@@ -124,6 +125,11 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 			return nil
 		}
 	}
+	m, err := webmap.New(engine.MapBackend(e), webmap.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	opts.Map = m.Handler()
 	srv, err := server.New(e, opts)
 	if err != nil {
 		return err

@@ -1,0 +1,215 @@
+package webmap
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/terrain"
+	"github.com/rtpengine/rtp/world"
+)
+
+// ErrNotFound is wrapped by Backend errors for an unknown world or region;
+// the Handler answers them with 404.
+var ErrNotFound = errors.New("webmap: not found")
+
+// World kinds (World.Kind).
+const (
+	KindProcedural = "procedural"
+	KindMinecraft  = "minecraft"
+)
+
+// World describes one world of the Backend.
+type World struct {
+	Name string `json:"name"`
+	// Kind is KindProcedural or KindMinecraft; it selects the renderer.
+	Kind string `json:"kind"`
+	// Producer names what computes the world's terrain, "name@version"
+	// (terrain.Producer.String); it is part of every cached tile's key.
+	Producer string `json:"producer"`
+	// MinY and MaxY bound the build height: MinY <= y < MaxY.
+	MinY int `json:"minY"`
+	MaxY int `json:"maxY"`
+}
+
+// Shape is a region's shape as configured, in blocks.
+type Shape struct {
+	Kind        string  `json:"kind"` // circle, square or rectangle
+	CenterX     int64   `json:"centerX"`
+	CenterZ     int64   `json:"centerZ"`
+	Radius      int64   `json:"radius,omitempty"`  // circle radius, square half-width
+	RadiusX     int64   `json:"radiusX,omitempty"` // rectangle half-extents
+	RadiusZ     int64   `json:"radiusZ,omitempty"`
+	Rotation    float64 `json:"rotation,omitempty"`    // rectangle, degrees from +x towards +z
+	InnerRadius int64   `json:"innerRadius,omitempty"` // hole, 0 for none
+}
+
+// Border is a square world border (safety.Border).
+type Border struct {
+	CenterX float64 `json:"centerX"`
+	CenterZ float64 `json:"centerZ"`
+	Size    float64 `json:"size"`
+}
+
+// Region describes one region of the Backend.
+type Region struct {
+	Name  string `json:"name"`
+	World string `json:"world"`
+	Shape Shape  `json:"shape"`
+	// Chunks is the chunk bounding box of the shape, inclusive:
+	// minCX, minCZ, maxCX, maxCZ.
+	Chunks [4]int64 `json:"chunks"`
+	// Border is the region's world border, or nil.
+	Border *Border `json:"border"`
+}
+
+// ChunkRect is an inclusive rectangle of chunks.
+type ChunkRect struct {
+	MinX, MinZ, MaxX, MaxZ int64
+}
+
+// Len returns the number of chunks in r (0 when r is empty), saturating at
+// the largest int64.
+func (r ChunkRect) Len() int64 {
+	if r.MaxX < r.MinX || r.MaxZ < r.MinZ {
+		return 0
+	}
+	w, h := uint64(r.MaxX-r.MinX)+1, uint64(r.MaxZ-r.MinZ)+1
+	if w != 0 && h > (1<<63-1)/w {
+		return 1<<63 - 1
+	}
+	return int64(w * h)
+}
+
+// Memory cell states.
+const (
+	StateActive    = "active"    // the chunk is excluded from draws
+	StateProbation = "probation" // expired, drawable, remembered for a while
+)
+
+// MemoryCell is the spatial memory's verdict on one chunk that holds a
+// rejection.
+type MemoryCell struct {
+	X     int64  `json:"x"`
+	Z     int64  `json:"z"`
+	Cause string `json:"cause"` // memory.Cause name
+	Tier  string `json:"tier"`  // static or dynamic
+	State string `json:"state"` // StateActive or StateProbation
+	// TTLLeft is the time left in State, in seconds: until an active
+	// dynamic cell goes on probation, until a probation cell is forgotten;
+	// -1 for static cells, which never expire.
+	TTLLeft float64 `json:"ttlLeft"`
+}
+
+// MemoryView is the memory of a chunk rectangle at one instant.
+type MemoryView struct {
+	Now   time.Time
+	Cells []MemoryCell
+}
+
+// Cache stages (CachedLocation.Stage).
+const (
+	StageCold = "cold"
+	StageHot  = "hot"
+)
+
+// CachedLocation is one checked place waiting in a region's pipeline.
+type CachedLocation struct {
+	X     int64  `json:"x"`
+	Y     int64  `json:"y"`
+	Z     int64  `json:"z"`
+	Stage string `json:"stage"` // StageCold or StageHot
+	// Sink names the hot sink holding it ("general", "login", ...); empty
+	// for cold entries.
+	Sink string `json:"sink"`
+}
+
+// Delivery is one place handed out.
+type Delivery struct {
+	X    int64     `json:"x"`
+	Y    int64     `json:"y"`
+	Z    int64     `json:"z"`
+	Sink string    `json:"sink"`
+	At   time.Time `json:"at"` // encoded RFC 3339 with nanoseconds
+}
+
+// MemoryState is the memory's verdict on one chunk (Inspection.Memory).
+type MemoryState struct {
+	Cause   string  `json:"cause"`
+	State   string  `json:"state"`
+	TTLLeft float64 `json:"ttlLeft"`
+}
+
+// XZ is a pair of block or chunk coordinates.
+type XZ struct {
+	X int64 `json:"x"`
+	Z int64 `json:"z"`
+}
+
+// Inspection is what a region says about one block column.
+type Inspection struct {
+	Block   XZ     `json:"block"`
+	Chunk   XZ     `json:"chunk"`
+	InShape bool   `json:"inShape"`
+	Biome   string `json:"biome"`
+	// Ground is the block state stood on ("" when unknown); Y the landing
+	// y (the block the feet occupy) or the column's top + 1.
+	Ground string `json:"ground"`
+	Y      int    `json:"y"`
+	// Safe and Reason are the region's safety checker's result on the
+	// column ("accepted", "ground unsafe", ..., or "not generated" and
+	// "outside the world" when the chunk cannot be read).
+	Safe   bool             `json:"safe"`
+	Reason string           `json:"reason"`
+	Memory *MemoryState     `json:"memory"`
+	Cached []CachedLocation `json:"cached"`
+}
+
+// Backend is what the map reads: the engine's worlds and regions, seen
+// read-only. engine.MapBackend implements it over an *engine.Engine.
+//
+// Implementations are safe for concurrent use. Methods naming an unknown
+// world or region return an error wrapping ErrNotFound.
+type Backend interface {
+	// Worlds returns every world, sorted by name.
+	Worlds() []World
+	// Regions returns every region, sorted by name.
+	Regions() []Region
+	// WorldEpoch returns a counter that changes whenever any terrain of
+	// the world changed on disk (0 for a world that never changes). It
+	// must not allocate or block: it is read on every tile request.
+	WorldEpoch(world string) uint64
+	// ChunkEpoch returns the change count of one chunk (world.Epochs.Of):
+	// a chunk whose count is unchanged has unchanged terrain. Lock-free.
+	ChunkEpoch(world string, c geom.Chunk) uint32
+	// Summary returns the column summaries of a chunk (world.Summary
+	// through the world's source), or an error wrapping
+	// world.ErrUngenerated or world.ErrOutside where there is no terrain.
+	Summary(ctx context.Context, world string, c geom.Chunk) (*world.Chunk, error)
+	// Heightfield returns the terrain tile of req for meshes: the
+	// procedural world's heightfield, a Minecraft world's column tops
+	// (see SurfaceTile).
+	Heightfield(ctx context.Context, world string, req terrain.Request) (*terrain.Tile, error)
+	// Memory returns the cells of the region's memory within r that hold
+	// a rejection (active or on probation).
+	Memory(region string, r ChunkRect) (MemoryView, error)
+	// Cached returns up to limit cached locations of the region, and
+	// whether there were more.
+	Cached(region string, limit int) ([]CachedLocation, bool, error)
+	// Deliveries returns the region's latest deliveries, oldest first (at
+	// most FeedSize).
+	Deliveries(region string) ([]Delivery, error)
+	// SubscribeDeliveries returns a channel receiving every later
+	// delivery of the region (dropped when the channel's buffer is full)
+	// and a function that ends the subscription and closes the channel.
+	SubscribeDeliveries(region string) (<-chan Delivery, func(), error)
+	// Inspect describes block column b of the region.
+	Inspect(ctx context.Context, region string, b geom.Block) (Inspection, error)
+}
+
+// Ungenerated reports whether err says there is no terrain to draw
+// (world.ErrUngenerated or world.ErrOutside).
+func Ungenerated(err error) bool {
+	return errors.Is(err, world.ErrUngenerated) || errors.Is(err, world.ErrOutside)
+}

@@ -1,0 +1,132 @@
+package browsertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// FindChromium returns the path of a Chromium or Chrome binary: $RTP_CHROMIUM
+// when set, else the first of the usual names on $PATH, else "".
+func FindChromium() string {
+	if p := os.Getenv("RTP_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Flags are the launch flags of the headless browser: no sandbox (tests run
+// as root in containers), no GPU (WebGL falls back to SwiftShader), and no
+// traffic beyond the page's own.
+func Flags(userDataDir string, width, height int) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("use-angle", "swiftshader"),
+		chromedp.Flag("enable-unsafe-swiftshader", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(userDataDir),
+		chromedp.WindowSize(width, height),
+	}
+}
+
+// Browser is one headless Chromium with one tab. It records every console
+// error, uncaught exception and browser log error of the tab. Its methods
+// are safe for concurrent use; Close ends the browser.
+type Browser struct {
+	Ctx    context.Context // the tab's context, for chromedp.Do and Run
+	cancel func()
+	done   chan struct{}
+
+	mu     sync.Mutex
+	errors []string
+}
+
+// Launch starts the browser at path with a fresh profile in userDataDir and
+// a window of width x height CSS pixels.
+func Launch(ctx context.Context, path, userDataDir string, width, height int) (*Browser, error) {
+	if path == "" {
+		return nil, errors.New("browsertest: no chromium binary")
+	}
+	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(path)}, Flags(userDataDir, width, height)...)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	tctx, tcancel := chromedp.NewContext(actx)
+	b := &Browser{Ctx: tctx, done: make(chan struct{})}
+	b.cancel = func() { tcancel(); acancel(); <-b.done }
+	if err := chromedp.Do(tctx); err != nil {
+		tcancel()
+		acancel()
+		return nil, fmt.Errorf("browsertest: start chromium: %w", err)
+	}
+	messages := chromedp.Console(tctx)
+	go func() {
+		defer close(b.done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				b.record(fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line+1))
+			}
+		}
+	}()
+	return b, nil
+}
+
+func (b *Browser) record(s string) {
+	b.mu.Lock()
+	b.errors = append(b.errors, s)
+	b.mu.Unlock()
+}
+
+// Errors returns the console errors, exceptions and log errors so far.
+func (b *Browser) Errors() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.errors...)
+}
+
+// Close ends the browser and waits for its console reader.
+func (b *Browser) Close() { b.cancel() }
+
+// Eval evaluates a JavaScript expression in the tab of ctx, waits for the
+// promise it yields, if any, and decodes the result as a T.
+func Eval[T any](ctx context.Context, expr string) (T, error) {
+	return chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+}
+
+// Idle waits until the page's window.rtpMap has started and its idle()
+// settles; it fails when the page does not settle within timeout.
+func Idle(ctx context.Context, timeout time.Duration) error {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`typeof window.rtpMap === 'object' && window.rtpMap.debug().started`,
+		chromedp.WithPollingTimeout(timeout))); err != nil {
+		return fmt.Errorf("browsertest: page did not start: %w", err)
+	}
+	ok, err := Eval[bool](ctx, fmt.Sprintf(`window.rtpMap.idle(%d)`, timeout.Milliseconds()))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("browsertest: page not idle after %v", timeout)
+	}
+	return nil
+}

@@ -1,0 +1,371 @@
+package webmap
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"hash/fnv"
+	"image"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/world"
+)
+
+// tileID names a tile of a world.
+type tileID struct {
+	world  string
+	zoom   int
+	tx, tz int64
+}
+
+// tileKey is the full identity of a cached tile: what drew it and where.
+type tileKey struct {
+	tileID
+	producer string
+	renderer int
+}
+
+// tileEntry is one cached tile: its PNG, checked on every read.
+type tileEntry struct {
+	png    []byte
+	n      int    // len(png) when stored
+	crc    uint32 // CRC-32C of png when stored
+	digest uint64 // epoch digest of the covered chunks when rendered
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// valid reports whether e's bytes are still what was stored.
+func (e *tileEntry) valid() bool {
+	return e != nil && len(e.png) == e.n && crc32.Checksum(e.png, castagnoli) == e.crc
+}
+
+// digestEntry memoises a tile's epoch digest for one world epoch.
+type digestEntry struct {
+	epoch  uint64
+	digest uint64
+}
+
+type counters struct {
+	hits, renders, shared, corrupt, stale, notModified atomic.Uint64
+	meshHits, meshBuilds, renderErrors                 atomic.Uint64
+}
+
+// evicted is the tile cache's eviction callback: it keeps the byte count.
+func (m *Map) evicted(_ tileKey, e *tileEntry) {
+	m.tileBytes.Lock()
+	m.bytes -= int64(e.n)
+	m.tileBytes.Unlock()
+}
+
+// store caches e under k, then evicts the oldest tiles while the cache
+// holds more than TileBytes. A tile larger than the whole budget is not
+// cached.
+func (m *Map) store(k tileKey, e *tileEntry) {
+	if int64(e.n) > m.opts.TileBytes {
+		return
+	}
+	// One store at a time, so that no two replace the same key at once
+	// (the cache does not report a replaced value to the callback).
+	m.storeMu.Lock()
+	defer m.storeMu.Unlock()
+	// Remove first, so the replaced entry's bytes are subtracted once.
+	m.tiles.Remove(k)
+	m.tileBytes.Lock()
+	m.bytes += int64(e.n)
+	m.tileBytes.Unlock()
+	m.tiles.Add(k, e)
+	for {
+		m.tileBytes.Lock()
+		over := m.bytes > m.opts.TileBytes
+		m.tileBytes.Unlock()
+		if !over {
+			return
+		}
+		if _, _, ok := m.tiles.RemoveOldest(); !ok {
+			return
+		}
+	}
+}
+
+// blocksPer returns the blocks per pixel edge at zoom.
+func chunksPerTile(zoom int) int64 { return tileChunks << zoom }
+
+// tileChunkRect returns the chunks a tile covers.
+func tileChunkRect(zoom int, tx, tz int64) ChunkRect {
+	n := chunksPerTile(zoom)
+	return ChunkRect{MinX: tx * n, MinZ: tz * n, MaxX: tx*n + n - 1, MaxZ: tz*n + n - 1}
+}
+
+// intersect returns the intersection of a and b (empty when disjoint).
+func intersect(a, b ChunkRect) ChunkRect {
+	return ChunkRect{MinX: max(a.MinX, b.MinX), MinZ: max(a.MinZ, b.MinZ), MaxX: min(a.MaxX, b.MaxX), MaxZ: min(a.MaxZ, b.MaxZ)}
+}
+
+// Digests.
+//
+// A tile's digest summarises the change counts (Backend.ChunkEpoch) of the
+// chunks it draws: a zoom-0 tile hashes its chunks' counts, a zoom-k tile
+// its four children's digests, so a digest changes exactly when a chunk
+// under the tile changed (up to 64-bit hash collisions). Computing one
+// from scratch costs a lock-free lookup per chunk drawn; digests are
+// memoised per world epoch (Backend.WorldEpoch), so while a world does not
+// change a digest costs one memo lookup, and a world that never changes
+// (epoch 0: the procedural world) costs nothing.
+
+// emptyDigest is the digest of a tile that draws no chunk.
+const emptyDigest = 0
+
+// digest returns the epoch digest of tile id of world w.
+func (m *Map) digest(w *worldInfo, id tileID) uint64 {
+	area := intersect(tileChunkRect(id.zoom, id.tx, id.tz), w.extent)
+	if area.Len() == 0 {
+		return emptyDigest
+	}
+	epoch := m.b.WorldEpoch(w.Name)
+	if epoch == 0 {
+		return 1 // no chunk ever changed
+	}
+	if d, ok := m.digests.Get(id); ok && d.epoch == epoch {
+		return d.digest
+	}
+	h := fnv.New64a()
+	var buf [8]byte
+	if id.zoom == 0 {
+		for cz := area.MinZ; cz <= area.MaxZ; cz++ {
+			for cx := area.MinX; cx <= area.MaxX; cx++ {
+				binary.LittleEndian.PutUint32(buf[:4], m.b.ChunkEpoch(w.Name, geom.Chunk{X: cx, Z: cz}))
+				_, _ = h.Write(buf[:4])
+			}
+		}
+	} else {
+		for q := range 4 {
+			c := tileID{world: id.world, zoom: id.zoom - 1, tx: 2*id.tx + int64(q%2), tz: 2*id.tz + int64(q/2)}
+			binary.LittleEndian.PutUint64(buf[:], m.digest(w, c))
+			_, _ = h.Write(buf[:])
+		}
+	}
+	d := h.Sum64() | 2 // never emptyDigest or the unchanged digest
+	m.digests.Add(id, digestEntry{epoch: epoch, digest: d})
+	return d
+}
+
+// etag returns the strong ETag of a tile or mesh: its identity, the
+// renderer version and the digest of its terrain.
+func etag(kind string, k tileKey, digest uint64) string {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s|%s|%s|%d|%d|%d|%d|%x", kind, k.world, k.producer, k.renderer, k.zoom, k.tx, k.tz, digest)
+	return `"` + strconv.FormatUint(h.Sum64(), 36) + `"`
+}
+
+// notModified reports whether the request's If-None-Match names tag.
+func notModified(r *http.Request, tag string) bool {
+	inm := r.Header.Get("If-None-Match")
+	if inm == "" {
+		return false
+	}
+	for len(inm) > 0 {
+		var part string
+		if i := indexByte(inm, ','); i >= 0 {
+			part, inm = inm[:i], inm[i+1:]
+		} else {
+			part, inm = inm, ""
+		}
+		part = trimSpace(part)
+		if part == "*" || part == tag {
+			return true
+		}
+	}
+	return false
+}
+
+func indexByte(s string, c byte) int {
+	for i := range len(s) {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func trimSpace(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// cacheControl is the Cache-Control of tiles and meshes.
+const cacheControl = "public, max-age=30"
+
+func (m *Map) serveTile(w http.ResponseWriter, r *http.Request) {
+	zoom, tx, tz, err := ParseTilePath(r.PathValue("zoom"), r.PathValue("tx"), r.PathValue("tz"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
+		return
+	}
+	wi, ok := m.worlds[r.PathValue("world")]
+	if !ok {
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("webmap: unknown world %q", r.PathValue("world")))
+		return
+	}
+	id := tileID{world: wi.Name, zoom: zoom, tx: tx, tz: tz}
+	k := tileKey{tileID: id, producer: wi.Producer, renderer: RendererVersion}
+	d := m.digest(&wi, id)
+	tag := etag("tile", k, d)
+	h := w.Header()
+	h.Set("ETag", tag)
+	h.Set("Cache-Control", cacheControl)
+	if notModified(r, tag) {
+		m.stats.notModified.Add(1)
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	b, err := m.tile(r.Context(), &wi, k, d)
+	if err != nil {
+		m.writeRenderError(w, r, err)
+		return
+	}
+	h.Set("Content-Type", "image/png")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(b)
+	}
+}
+
+// writeRenderError answers a failed render: 503 when it ran out of time
+// or the request ended, 500 otherwise.
+func (m *Map) writeRenderError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || r.Context().Err() != nil {
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "webmap: "+err.Error())
+		return
+	}
+	m.log.Warn("webmap: render failed", "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, codeInternal, err.Error())
+}
+
+// Tile returns the PNG of tile (zoom, tx, tz) of a world, from the cache
+// or rendered (see the package documentation). It is what the tile route
+// serves.
+func (m *Map) Tile(ctx context.Context, worldName string, zoom int, tx, tz int64) ([]byte, error) {
+	wi, ok := m.worlds[worldName]
+	if !ok {
+		return nil, fmt.Errorf("%w: world %q", ErrNotFound, worldName)
+	}
+	if zoom < 0 || zoom > MaxZoom {
+		return nil, fmt.Errorf("webmap: zoom %d outside [0, %d]", zoom, MaxZoom)
+	}
+	id := tileID{world: wi.Name, zoom: zoom, tx: tx, tz: tz}
+	k := tileKey{tileID: id, producer: wi.Producer, renderer: RendererVersion}
+	return m.tile(ctx, &wi, k, m.digest(&wi, id))
+}
+
+// tile returns the PNG of k whose terrain digest is d: the cached one when
+// it is intact and of that digest, else a render shared by every
+// concurrent request for the same tile and digest.
+func (m *Map) tile(ctx context.Context, w *worldInfo, k tileKey, d uint64) ([]byte, error) {
+	if d == emptyDigest {
+		return m.empty, nil
+	}
+	if e, ok := m.tiles.Get(k); ok {
+		switch {
+		case !e.valid():
+			m.stats.corrupt.Add(1)
+			m.tiles.Remove(k)
+		case e.digest != d:
+			m.stats.stale.Add(1)
+		default:
+			m.stats.hits.Add(1)
+			return e.png, nil
+		}
+	}
+	name := fmt.Sprintf("%s\x00%s\x00%d/%d/%d/%x", k.world, k.producer, k.zoom, k.tx, k.tz, d)
+	ch := m.flight.DoChan(name, func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.RenderTimeout)
+		defer cancel()
+		b, err := m.render(rctx, w, k)
+		if err != nil {
+			m.stats.renderErrors.Add(1)
+			return nil, err
+		}
+		m.stats.renders.Add(1)
+		m.store(k, &tileEntry{png: b, n: len(b), crc: crc32.Checksum(b, castagnoli), digest: d})
+		return b, nil
+	})
+	select {
+	case res := <-ch:
+		if res.Shared {
+			m.stats.shared.Add(1)
+		}
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.([]byte), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// render draws tile k: a zoom-0 tile from its chunks' summaries, a zoom-k
+// tile from its four children (through the cache).
+func (m *Map) render(ctx context.Context, w *worldInfo, k tileKey) ([]byte, error) {
+	if k.zoom == 0 {
+		img, err := m.renderBase(ctx, w, k.tx, k.tz)
+		if err != nil {
+			return nil, err
+		}
+		return encodePNG(img)
+	}
+	var kids [4]*image.NRGBA
+	for q := range 4 {
+		cid := tileID{world: k.world, zoom: k.zoom - 1, tx: 2*k.tx + int64(q%2), tz: 2*k.tz + int64(q/2)}
+		ck := tileKey{tileID: cid, producer: k.producer, renderer: k.renderer}
+		cd := m.digest(w, cid)
+		if cd == emptyDigest {
+			continue
+		}
+		b, err := m.tile(ctx, w, ck, cd)
+		if err != nil {
+			return nil, err
+		}
+		if kids[q], err = decodePNG(b); err != nil {
+			return nil, fmt.Errorf("webmap: decoding tile %d/%d/%d: %w", cid.zoom, cid.tx, cid.tz, err)
+		}
+	}
+	return encodePNG(Downsample(kids[0], kids[1], kids[2], kids[3]))
+}
+
+// renderBase draws zoom-0 tile (tx, tz): the chunks inside the world's
+// extent, read with at most RenderWorkers tiles at once.
+func (m *Map) renderBase(ctx context.Context, w *worldInfo, tx, tz int64) (*image.NRGBA, error) {
+	select {
+	case m.workers <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-m.workers }()
+	ext := w.extent
+	keep := func(c geom.Chunk) bool {
+		return c.X >= ext.MinX && c.X <= ext.MaxX && c.Z >= ext.MinZ && c.Z <= ext.MaxZ
+	}
+	summary := func(ctx context.Context, c geom.Chunk) (*world.Chunk, error) { return m.b.Summary(ctx, w.Name, c) }
+	s, err := loadSurface(ctx, summary, tx, tz, w.MinY, w.MaxY, keep)
+	if err != nil {
+		return nil, err
+	}
+	if w.Kind == KindMinecraft {
+		return RenderBlocks(s), nil
+	}
+	return RenderRelief(s), nil
+}
+
+// emptyTile is the transparent tile.
+func emptyTile() *image.NRGBA { return image.NewNRGBA(image.Rect(0, 0, TileSize, TileSize)) }
