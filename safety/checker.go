@@ -169,6 +169,7 @@ type Checker struct {
 	floors []atomic.Pointer[[]uint8] // the ground's top face, in sixteenths, likewise (0: none)
 	biomes atomic.Pointer[[]bool]    // allowed by world.BiomeID
 
+	seen           sync.Map            // table index<<32 | BlockID of the unknown blocks met
 	unknown        map[string]struct{} // names UnknownUnsafe, guarded by mu, at most maxUnknownNames
 	unknownNames   atomic.Int64        // len(unknown), and names past the bound
 	unknownRejects atomic.Uint64       // columns screened out on unknown ground
@@ -237,14 +238,40 @@ func (k *Checker) ClassifyIn(t *blockdata.Table, id world.BlockID) Class {
 		t = blockdata.Newest()
 	}
 	if b := *k.blocks[t.Index()].Load(); int(id) < len(b) {
-		return b[id]
+		if c := b[id]; c != UnknownUnsafe {
+			return c
+		}
+		k.noteUnknown(t, id)
+		return UnknownUnsafe
 	}
 	return k.classifySlow(t, id)
+}
+
+// noteUnknown counts a block the collision data of t does not know, seen
+// in a chunk being checked, and warns about it the first time. Names are
+// noted when met, not when classified (the process's name table holds the
+// names of every world and version), so the warnings name what a world
+// really holds.
+func (k *Checker) noteUnknown(t *blockdata.Table, id world.BlockID) {
+	key := uint64(t.Index())<<32 | uint64(id)
+	if _, seen := k.seen.Load(key); seen {
+		return
+	}
+	if _, seen := k.seen.LoadOrStore(key, struct{}{}); seen {
+		return
+	}
+	name := world.Blocks.Name(uint32(id))
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.noteUnknownLocked(t, name)
 }
 
 func (k *Checker) classifySlow(t *blockdata.Table, id world.BlockID) Class {
 	k.growBlocks(t)
 	if b := *k.blocks[t.Index()].Load(); int(id) < len(b) {
+		if b[id] == UnknownUnsafe {
+			k.noteUnknown(t, id)
+		}
 		return b[id]
 	}
 	// An ID the interner never handed out: the world has no such block.
@@ -354,7 +381,6 @@ func (k *Checker) classifyNameLocked(t *blockdata.Table, name string) Class {
 	if k.c.knownNS[st.ns] || !k.c.unknownUnsafe {
 		return Ground
 	}
-	k.noteUnknownLocked(t, name)
 	return UnknownUnsafe
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -76,6 +77,9 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 	if o.interval <= 0 {
 		return usageError{fmt.Errorf("pregen: --interval %v must be positive", o.interval)}
 	}
+	// The log and the progress bar share standard error: one lock keeps
+	// their lines whole.
+	stderr = &serializedWriter{w: stderr}
 	logger, err := o.logger(stderr)
 	if err != nil {
 		return err
@@ -242,4 +246,17 @@ func (p *progress) finish() {
 	if p.terminal && p.drawn {
 		fmt.Fprintln(p.w)
 	}
+}
+
+// serializedWriter serializes the writes of several writers to one
+// io.Writer. It is safe for concurrent use.
+type serializedWriter struct {
+	mu sync.Mutex // protects w
+	w  io.Writer
+}
+
+func (l *serializedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
