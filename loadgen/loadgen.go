@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -76,6 +77,12 @@ type Config struct {
 	// the timeline starts, so the first requests do not pay for the
 	// connection setup. Default 0.
 	WarmConns int
+	// Get, when set, makes every request a GET of this path (relative to
+	// BaseURL, with its query if any) instead of a teleport: for cached
+	// resources such as map tiles. A 200 or 304 answer counts as served;
+	// the body is read to its end. Region, Sink, Players, Wait and
+	// Complete are then unused. Default "": teleports.
+	Get string
 	// HTTPClient sends the requests. Default: a client of its own whose
 	// Transport keeps 2 x Concurrency idle keep-alive connections.
 	HTTPClient *http.Client
@@ -287,8 +294,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 				sent := time.Now()
 				t.maxQueue = max(t.maxQueue, sent.Sub(s.due))
 				rctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
-				tp, err := c.Teleport(rctx, cfg.Region, client.TeleportRequest{
-					Player: "load-" + strconv.Itoa(s.i%cfg.Players), Sink: cfg.Sink, Wait: cfg.Wait})
+				var tp client.Teleport
+				var err error
+				if cfg.Get != "" {
+					err = get(rctx, hc, cfg.BaseURL+cfg.Get)
+				} else {
+					tp, err = c.Teleport(rctx, cfg.Region, client.TeleportRequest{
+						Player: "load-" + strconv.Itoa(s.i%cfg.Players), Sink: cfg.Sink, Wait: cfg.Wait})
+				}
 				cancel()
 				end := time.Now()
 				t.lat.Record(end.Sub(s.due))
@@ -353,6 +366,27 @@ schedule:
 	res.Completed, res.CompleteErrors = completed, completeErrs
 	res.finish(start, last)
 	return res, runErr
+}
+
+// get sends one GET of url and reads the answer to its end: a 200 or 304
+// is served, anything else an error.
+func get(ctx context.Context, hc *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotModified {
+		return fmt.Errorf("loadgen: GET %s: %s", url, resp.Status)
+	}
+	return nil
 }
 
 // warm opens n connections by sending n health checks at once.

@@ -22,9 +22,32 @@ const nullBodyLimit = 64 << 10
 //
 // A teleport body is decoded as a real server would (its sink is echoed
 // back, "general" when none); one that is not a JSON object with a player
-// gets 400. Teleports are numbered from 1; every other route of the API
-// answers 404.
-func NullHandler() http.Handler {
+// gets 400. Teleports are numbered from 1. A map tile
+// (GET /v1/worlds/{world}/tiles/...) is answered with DefaultNullTileBytes
+// bytes, as a cached tile is; every other route of the API answers 404.
+func NullHandler() http.Handler { return NullHandlerWith(NullOptions{}) }
+
+// DefaultNullTileBytes is NullOptions.TileBytes's default: about the
+// size of a 512-pixel tile of the procedural world's relief.
+const DefaultNullTileBytes = 128 << 10
+
+// NullOptions configure NullHandlerWith. The zero value is the default.
+type NullOptions struct {
+	// TileBytes is the size of the body a tile request gets, so that a
+	// comparison with a real server moves as many bytes. Default
+	// DefaultNullTileBytes.
+	TileBytes int
+}
+
+// NullHandlerWith is NullHandler with options.
+func NullHandlerWith(o NullOptions) http.Handler {
+	if o.TileBytes <= 0 {
+		o.TileBytes = DefaultNullTileBytes
+	}
+	tile := make([]byte, o.TileBytes)
+	for i := range tile {
+		tile[i] = byte(i * 131 >> 3) // not all zeros: the same bytes a PNG would move
+	}
 	var next atomic.Uint64
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/regions/{region}/teleports", func(w http.ResponseWriter, r *http.Request) {
@@ -59,6 +82,13 @@ func NullHandler() http.Handler {
 	mux.HandleFunc("DELETE /v1/teleports/{id}", withID)
 	mux.HandleFunc("POST /v1/regions/{region}/players/{player}/join", noContent)
 	mux.HandleFunc("POST /v1/regions/{region}/players/{player}/quit", noContent)
+	mux.HandleFunc("GET /v1/worlds/{world}/tiles/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Header().Set("Cache-Control", "public, max-age=30")
+		w.Header().Set("ETag", `"null-tile"`)
+		w.Header().Set("Content-Length", strconv.Itoa(len(tile)))
+		_, _ = w.Write(tile)
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")

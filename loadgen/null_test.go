@@ -95,3 +95,33 @@ func TestNullHandlerAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestRunGetTiles runs the generator's GET mode against the null server's
+// tiles: every request served, and the body the size asked for.
+func TestRunGetTiles(t *testing.T) {
+	srv := httptest.NewServer(NullHandlerWith(NullOptions{TileBytes: 5000}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/v1/worlds/world/tiles/0/1/-2.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(body) != 5000 || resp.Header.Get("Content-Type") != "image/png" {
+		t.Fatalf("tile = %d, %d bytes, %q; want 200, 5000 bytes, image/png", resp.StatusCode, len(body), resp.Header.Get("Content-Type"))
+	}
+	res, err := Run(t.Context(), Config{BaseURL: srv.URL, Rate: 400, Duration: 250 * time.Millisecond, Get: "/v1/worlds/world/tiles/0/0/0.png"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sent != 100 || res.OK != 100 || res.Errors != 0 {
+		t.Fatalf("GET run: sent %d, ok %d, errors %d (%v); want 100 served", res.Sent, res.OK, res.Errors, res.ErrorCodes)
+	}
+	res, err = Run(t.Context(), Config{BaseURL: srv.URL, Rate: 400, Duration: 50 * time.Millisecond, Get: "/v1/worlds/world/nothing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK != 0 || res.Errors != res.Sent {
+		t.Fatalf("GET of a missing path: ok %d, errors %d of %d; want every one an error", res.OK, res.Errors, res.Sent)
+	}
+}

@@ -38,6 +38,7 @@ type benchOptions struct {
 	maxP99      time.Duration
 	maxMisses   int64
 	asJSON      bool
+	get         string
 }
 
 // benchReport is what bench http prints with --json.
@@ -128,6 +129,7 @@ exceeds --max-p99 (when given).`,
 	f.DurationVar(&o.maxP99, "max-p99", 0, "fail when the p99 latency exceeds this (default: no bound)")
 	f.Int64("max-misses", 0, "fail when the misses exceed this (default: no bound)")
 	f.BoolVar(&o.asJSON, "json", false, "print the figures as JSON")
+	f.StringVar(&o.get, "get", "", "send GETs of this path (a map tile: /v1/worlds/world/tiles/0/0/0.png) instead of teleports")
 	return cmd
 }
 
@@ -145,6 +147,8 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 		return usageError{fmt.Errorf("bench http: --concurrency %d must be at least 1", o.concurrency)}
 	case o.players < 1:
 		return usageError{fmt.Errorf("bench http: --players %d must be at least 1", o.players)}
+	case o.get != "" && (!strings.HasPrefix(o.get, "/") || o.joins > 0 || o.complete):
+		return usageError{fmt.Errorf("bench http: --get %q: want a path from / (and neither --joins nor --complete)", o.get)}
 	}
 	c, err := o.rf.client() // checks the address
 	if err != nil {
@@ -156,11 +160,15 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 	var failures []string
 	if o.rate > 0 {
 		if !o.asJSON {
-			fmt.Fprintf(stderr, "sending %.0f teleports/s to %s region %q for %s...\n", o.rate, c.BaseURL(), o.region, o.duration)
+			if o.get != "" {
+				fmt.Fprintf(stderr, "sending %.0f GET %s/s to %s for %s...\n", o.rate, o.get, c.BaseURL(), o.duration)
+			} else {
+				fmt.Fprintf(stderr, "sending %.0f teleports/s to %s region %q for %s...\n", o.rate, c.BaseURL(), o.region, o.duration)
+			}
 		}
 		res, err := loadgen.Run(ctx, loadgen.Config{BaseURL: c.BaseURL(), Token: o.rf.tokenValue(), Region: o.region,
 			Rate: o.rate, Duration: o.duration, Concurrency: o.concurrency, Complete: o.complete, Players: o.players,
-			Sink: o.sink, Wait: o.wait, Timeout: o.rf.timeout, WarmConns: min(o.concurrency, 8)})
+			Sink: o.sink, Wait: o.wait, Timeout: o.rf.timeout, WarmConns: min(o.concurrency, 8), Get: o.get})
 		if err != nil && res.Latency == nil {
 			return err
 		}

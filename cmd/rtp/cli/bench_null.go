@@ -18,12 +18,13 @@ const defaultNullListen = "127.0.0.1:8081"
 
 func newBenchNullServerCmd() *cobra.Command {
 	var listen string
+	var tileBytes int
 	cmd := &cobra.Command{
 		Use:   "null-server",
 		Short: "Serve canned teleport answers, to measure the machine's floor",
 		Long: `Null-server answers the requests bench http sends (teleports, completions,
-joins, quits, health checks) at once with valid canned answers, doing no
-work behind them, until it is interrupted. Bench http against it measures
+joins, quits, health checks, map tiles) at once with valid canned answers,
+doing no work behind them, until it is interrupted. Bench http against it measures
 what the machine, its loopback and the generator add to every request: the
 floor under rtp serve's figures on the same machine.
 
@@ -33,20 +34,24 @@ floor under rtp serve's figures on the same machine.
 On start it prints "listening on http://ADDR" (the address actually bound).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runNullServer(cmd.Context(), cmd, listen)
+			return runNullServer(cmd.Context(), cmd, listen, tileBytes)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", defaultNullListen, "address to listen on, host:port (port 0: any free port)")
+	cmd.Flags().IntVar(&tileBytes, "tile-bytes", loadgen.DefaultNullTileBytes, "size of the body a map tile request gets (match a real tile's)")
 	return cmd
 }
 
-func runNullServer(ctx context.Context, cmd *cobra.Command, listen string) error {
+func runNullServer(ctx context.Context, cmd *cobra.Command, listen string, tileBytes int) error {
+	if tileBytes < 1 || tileBytes > 64<<20 {
+		return usageError{fmt.Errorf("bench null-server: --tile-bytes %d outside [1, %d]", tileBytes, 64<<20)}
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("bench null-server: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           loadgen.NullHandler(),
+		Handler:           loadgen.NullHandlerWith(loadgen.NullOptions{TileBytes: tileBytes}),
 		ReadHeaderTimeout: config.DefaultReadHeaderTimeout,
 		ReadTimeout:       config.DefaultReadTimeout,
 		WriteTimeout:      config.DefaultWriteTimeout,
