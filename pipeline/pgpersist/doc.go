@@ -1,0 +1,92 @@
+// Package pgpersist keeps the locations table of the pipeline, its memory
+// journal and its spots in PostgreSQL, through github.com/jackc/pgx/v5
+// (pgxpool), so that several nodes (rtp serve processes) can share one
+// database. It implements the same contracts as the embedded back end,
+// pipeline/sqlitepersist: DB.Region returns a pipeline.Persister that is
+// also a pipeline.Journal, and the DB has the same Open, Flush, Close and
+// Stats, with the same writer: Add, Remove, MarkHot and the journal calls
+// never wait for the database; the writes to one row coalesce; one writer
+// goroutine commits them in batches (Options.BatchDelay; hot marks, Flush
+// and Close at once), one transaction and one pipelined round trip per
+// batch; a failed batch is kept and retried with back-off
+// (Options.RetryMin, RetryMax); the pending work is bounded
+// (Options.QueueLimit), dropping the oldest rows past it.
+//
+// # Tables
+//
+// The tables live in Options.Schema (or the connection's search_path):
+//
+//	schema_version(version)                      one row
+//	nodes(name, version, state, started, heartbeat, expires)
+//	locations(id, region, key, world, x, y, z, idx, n, hot, owner)
+//	discarded(node, region, world, x, y, z, idx, n, id)
+//	memory_journal(seq, node, region, idx, cause, source, at)
+//	spots(region, x, z, at)
+//
+// Open migrates the schema inside a transaction that first takes
+// pg_advisory_xact_lock on a key of the schema's name: nodes starting
+// together migrate once, the others wait for the lock and find
+// schema_version current. A schema newer than SchemaVersion fails Open.
+//
+// # Nodes and ownership
+//
+// Every DB is one node, named by Options.Node (the host name by default);
+// a name is one process at a time. Open registers the node in nodes,
+// adding one to its version (the run), with state "running" and a lease
+// until now + Options.LeaseTTL (15 s), which a goroutine renews every
+// Options.HeartbeatEvery (LeaseTTL/3). A location row is owned by at most
+// one node (owner), and only its owner may hand it out:
+//
+//   - Add inserts rows owned by the node; MarkHot marks a row hot and
+//     takes it for the node, unless another node owns it.
+//   - Region.ClaimCold claims up to n unowned rows of the region and key,
+//     oldest first, with SELECT ... FOR UPDATE SKIP LOCKED in the
+//     transaction that sets their owner, so that nodes claiming at once
+//     never get the same row. It first checks, holding the nodes row
+//     FOR SHARE, that the node's lease is valid.
+//   - Region.Load claims every unowned row of the region and key and
+//     returns the rows the node owns (with a single node: every row, as
+//     the pipeline.Persister contract asks).
+//   - Close returns the node's claims (owner NULL, hot rows cold) and
+//     records state "clean".
+//   - Every node sweeps every Options.SweepEvery (LeaseTTL): a running
+//     node whose lease has lapsed has its hot rows moved to discarded
+//     (they may have been handed out) and its other rows returned to the
+//     pool, and its state becomes "lapsed" (DB.Sweep). Sweepers lock the
+//     nodes rows FOR UPDATE SKIP LOCKED, so each lapsed node is swept once.
+//
+// A node whose renewal finds its lease lapsed, or its name taken over by
+// a later run, has lost its lease (ErrLeaseLost, Stats.LeaseLost): its
+// claims may be another node's by now, so it must stop handing out the
+// entries it holds and be opened again. DB.LeaseUntil tells a node until
+// when it may serve: the start of its last successful renewal plus the
+// TTL, on its own clock, never later than the database's view. An engine
+// that integrates fleet mode must stop handing out places past it.
+//
+// # Recovery
+//
+// Unclean shutdown is per node, not a flag of the database. An Open that
+// finds its node's row not "clean" (the previous run of this name was
+// killed, or lapsed and was swept) deletes the node's hot rows, returns
+// its other rows, and reports the hot rows, with those a sweep had moved
+// to discarded, through Region.Recovery. Other nodes and their rows are
+// untouched. Opening a name whose lease is still live takes it over (a
+// restarted process comes back before its lease lapses) and logs a
+// warning: two live processes must not share a name.
+//
+// # Journal
+//
+// Marks carry the node that recorded them. Their Seqs come from blocks of
+// 2^32 numbers a node reserves from the sequence journal_block at Open
+// (so Record never waits for the database, and a node's Seqs grow across
+// its runs; only after 2^32 marks in one run does Record wait for a new
+// block). Marks returns the region's marks of every node in Seq order;
+// Trim deletes only the marks the node itself recorded, which its own
+// snapshot covers. Spots are shared by the nodes: a claim of a column
+// keeps its latest time.
+//
+// # Fleet status
+//
+// DB.Nodes lists every node that has registered, with its run, state,
+// lease and the rows it owns, for a fleet status report.
+package pgpersist

@@ -1,0 +1,247 @@
+package pgpersist
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/pipeline"
+)
+
+// Region is the pipeline.Persister and pipeline.Journal of one region and
+// key, made by DB.Region. It is safe for concurrent use.
+type Region struct {
+	d      *DB
+	region string
+	key    pipeline.Key
+}
+
+var (
+	_ pipeline.Persister = (*Region)(nil)
+	_ pipeline.Journal   = (*Region)(nil)
+)
+
+func (r *Region) row(loc pipeline.Location) row {
+	return row{region: r.region, key: r.key, world: loc.World, x: loc.X, y: loc.Y, z: loc.Z}
+}
+
+// Add implements pipeline.Persister; it never waits for the database.
+// The row is owned by the node.
+func (r *Region) Add(loc pipeline.Location) {
+	r.d.enqueue(change{row: r.row(loc), idx: loc.Index, a: 1}, nil)
+}
+
+// Remove implements pipeline.Persister; it never waits for the database.
+func (r *Region) Remove(loc pipeline.Location) {
+	r.d.enqueue(change{row: r.row(loc), r: 1}, nil)
+}
+
+// MarkHot implements pipeline.Persister; it never waits for the database.
+// The writer commits a hot mark without its batch delay; the row is then
+// owned by the node, unless another node owns it, in which case it is
+// left alone. While commits are failing, and once the lease is lost, done
+// hears of it at once.
+func (r *Region) MarkHot(loc pipeline.Location, done func(error)) {
+	if r.d.Stats().LeaseLost {
+		done(ErrLeaseLost)
+		return
+	}
+	r.d.enqueue(change{row: r.row(loc), hot: true}, done)
+}
+
+// Recovery implements pipeline.Persister: what the node's previous run
+// left, known from Open. Only this node's rows count: another node's crash
+// is recovered by the sweep, and reported to that node when it opens.
+func (r *Region) Recovery() pipeline.Recovery {
+	return pipeline.Recovery{Unclean: r.d.unclean, Discarded: slices.Clone(r.d.discarded[r.region])}
+}
+
+// Flush implements pipeline.Persister (it flushes the whole DB).
+func (r *Region) Flush(ctx context.Context) error { return r.d.Flush(ctx) }
+
+// Load implements pipeline.Persister. After flushing the queue it deletes
+// the region's rows of other keys, claims every unowned row of the key
+// for the node and returns the rows the node owns, one Location per copy,
+// in insertion order. Rows other nodes own are not returned. It returns
+// ErrLeaseLost once the lease is lost.
+func (r *Region) Load(ctx context.Context) ([]pipeline.Location, error) {
+	d := r.d
+	if err := d.Flush(ctx); err != nil {
+		return nil, fmt.Errorf("pgpersist: load %s: %w", r.region, err)
+	}
+	var out []pipeline.Location
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		out = out[:0]
+		if err := d.checkLease(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM locations WHERE region = $1 AND key <> $2`, r.region, string(r.key)); err != nil {
+			return fmt.Errorf("drop stale keys: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE locations SET owner = $3 WHERE region = $1 AND key = $2 AND owner IS NULL`,
+			r.region, string(r.key), d.node); err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		rows, err := tx.Query(ctx, `SELECT world, x, y, z, idx, n FROM locations WHERE region = $1 AND key = $2 AND owner = $3 ORDER BY id`,
+			r.region, string(r.key), d.node)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var l pipeline.Location
+			var n int
+			if err := rows.Scan(&l.World, &l.X, &l.Y, &l.Z, &l.Index, &n); err != nil {
+				return err
+			}
+			for range n {
+				out = append(out, l)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgpersist: load %s: %w", r.region, err)
+	}
+	return out, nil
+}
+
+// blockBits sizes the blocks of journal sequence numbers a node reserves:
+// 2^32 marks per block, so a run practically never needs a second.
+const blockBits = 32
+
+// reserveBlock reserves a fresh block of journal sequence numbers from
+// the database's sequence: every block is above every block reserved
+// before, by any node, so the Seqs of a node only grow, across its runs
+// too.
+func (d *DB) reserveBlock(ctx context.Context) error {
+	var b int64
+	if err := d.pool.QueryRow(ctx, `SELECT nextval('journal_block')`).Scan(&b); err != nil {
+		return fmt.Errorf("reserve journal block: %w", err)
+	}
+	d.mu.Lock()
+	d.markSeq = uint64(b) << blockBits
+	d.blockEnd = d.markSeq + 1<<blockBits - 1
+	d.mu.Unlock()
+	return nil
+}
+
+// Record implements pipeline.Journal: it never waits for the database,
+// except after 2^32 marks of one run, when it reserves the next block of
+// sequence numbers (see the package documentation).
+func (r *Region) Record(m pipeline.Mark) uint64 {
+	d := r.d
+	d.mu.Lock()
+	full := d.markSeq >= d.blockEnd
+	d.mu.Unlock()
+	if full {
+		d.seqMu.Lock()
+		d.mu.Lock()
+		full = d.markSeq >= d.blockEnd
+		d.mu.Unlock()
+		if full {
+			ctx, cancel := context.WithTimeout(context.Background(), d.opts.Timeout)
+			if err := d.reserveBlock(ctx); err != nil {
+				d.log.Error("pgpersist: journal mark dropped, no sequence numbers left", "error", err)
+				cancel()
+				d.seqMu.Unlock()
+				return d.Position()
+			}
+			cancel()
+		}
+		d.seqMu.Unlock()
+	}
+	var seq uint64
+	d.enqueueJournal(func(p *pending) int {
+		d.markSeq++
+		seq = d.markSeq
+		m.Seq = seq
+		p.putMark(markRow{region: r.region, m: m})
+		return 0
+	})
+	return seq
+}
+
+// Position implements pipeline.Journal: the Seq of the node's last mark,
+// or the start of its block before any.
+func (r *Region) Position() uint64 { return r.d.Position() }
+
+// Position returns the Seq of the node's last mark (see
+// pipeline.Journal.Position).
+func (d *DB) Position() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.markSeq
+}
+
+// Trim implements pipeline.Journal: it queues the deletion of this
+// region's marks up to seq that this node recorded (its snapshot covers
+// those; other nodes trim their own). It never waits for the database.
+func (r *Region) Trim(seq uint64) {
+	r.d.enqueueJournal(func(p *pending) int { return p.putTrim(r.region, seq) })
+}
+
+// Claim implements pipeline.Journal: it never waits for the database.
+func (r *Region) Claim(s pipeline.Spot) {
+	r.d.enqueueJournal(func(p *pending) int {
+		return p.putSpot(spotKey{region: r.region, x: s.X, z: s.Z}, s.At.UnixNano())
+	})
+}
+
+// Marks implements pipeline.Journal: the region's marks not trimmed,
+// recorded by any node, in Seq order.
+func (r *Region) Marks(ctx context.Context) ([]pipeline.Mark, error) {
+	if err := r.d.Flush(ctx); err != nil {
+		return nil, fmt.Errorf("pgpersist: marks of %s: %w", r.region, err)
+	}
+	rows, err := r.d.pool.Query(ctx, `SELECT seq, idx, cause, source, at FROM memory_journal WHERE region = $1 ORDER BY seq`, r.region)
+	if err != nil {
+		return nil, fmt.Errorf("pgpersist: marks of %s: %w", r.region, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (pipeline.Mark, error) {
+		var m pipeline.Mark
+		var seq, at int64
+		var cause int
+		err := row.Scan(&seq, &m.Index, &cause, &m.Source, &at)
+		m.Seq, m.Cause, m.At = uint64(seq), memory.Cause(cause), time.Unix(0, at)
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgpersist: marks of %s: %w", r.region, err)
+	}
+	return out, nil
+}
+
+// Spots implements pipeline.Journal: the region's spots claimed by any
+// node at or after since; older ones are deleted.
+func (r *Region) Spots(ctx context.Context, since time.Time) ([]pipeline.Spot, error) {
+	if err := r.d.Flush(ctx); err != nil {
+		return nil, fmt.Errorf("pgpersist: spots of %s: %w", r.region, err)
+	}
+	var out []pipeline.Spot
+	err := pgx.BeginFunc(ctx, r.d.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM spots WHERE region = $1 AND at < $2`, r.region, since.UnixNano()); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT x, z, at FROM spots WHERE region = $1 ORDER BY at, x, z`, r.region)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (pipeline.Spot, error) {
+			var s pipeline.Spot
+			var at int64
+			err := row.Scan(&s.X, &s.Z, &at)
+			s.At = time.Unix(0, at)
+			return s, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgpersist: spots of %s: %w", r.region, err)
+	}
+	return out, nil
+}
