@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // PRAGMA integrity_check of the files rtp leaves
+	_ "github.com/rtpengine/rtp/internal/sqlitedb" // the SQLite driver, for PRAGMA integrity_check of the files rtp leaves
 
 	"github.com/rtpengine/rtp/client"
 	"github.com/rtpengine/rtp/memory"

@@ -8,6 +8,13 @@
 // Open is the one place the engine opens these databases, so it is also
 // the one place that tells a read-only or missing data directory, or a
 // read-only database file, from other failures to open (see Open).
+//
+// The package is also the one place that imports the project's SQLite
+// driver, github.com/ncruces/go-sqlite3 (pure Go: the module builds with
+// CGO_ENABLED=0; docs/sqlite-driver.md says why this one), and registers
+// it as DriverName. Other packages reach SQLite through NewConnector, URI
+// and BusyTimeout, and read its errors with IsBusy and IsDiskFull, so a
+// change of driver touches driver.go here only.
 package sqlitedb
 
 import (
@@ -21,12 +28,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/mattn/go-sqlite3" // the project's SQLite driver (see terrain/archive/sqlitestore)
 )
-
-// uriPath escapes the characters that end a path in a file: URI.
-var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // Errors in the chain of the error Open returns, for errors.Is. The
 // error's text names the path and the system's own error.
@@ -66,12 +68,8 @@ func Open(ctx context.Context, path string, busy time.Duration) (*sql.DB, error)
 	if err := Check(path); err != nil {
 		return nil, err
 	}
-	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=%d",
-		uriPath.Replace(path), max(busy.Milliseconds(), 1))
-	db, err := sql.Open("sqlite3", dsn)
-	if err != nil {
-		return nil, err
-	}
+	db := sql.OpenDB(NewConnector(URI(path, false),
+		BusyTimeout(busy), `PRAGMA journal_mode = WAL`, `PRAGMA synchronous = NORMAL`))
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
@@ -83,7 +81,7 @@ func Open(ctx context.Context, path string, busy time.Duration) (*sql.DB, error)
 	}
 	if !strings.EqualFold(mode, "wal") {
 		db.Close()
-		return nil, fmt.Errorf("journal_mode is %q, want wal", mode)
+		return nil, fmt.Errorf("sqlitedb: %s: journal_mode is %q, want wal", path, mode)
 	}
 	return db, nil
 }
@@ -167,26 +165,33 @@ func Check(path string) error {
 // says what is wrong with the directory or the file, when the system error
 // under it tells; other errors come back as they are.
 func classify(path string, err error) error {
-	var se sqlite3.Error
-	if !errors.As(err, &se) {
+	se, ok := asSQLite(err)
+	if !ok {
 		return err
 	}
+	return classifyCode(path, err, se)
+}
+
+// classifyCode is classify for the SQLite error err whose code and system
+// error are se.
+func classifyCode(path string, err error, se sqliteError) error {
 	cause := err
-	if se.SystemErrno != 0 {
-		cause = fmt.Errorf("open %s: %w", path, se.SystemErrno)
+	sys := se.sysCause()
+	if sys != nil {
+		cause = fmt.Errorf("open %s: %w", path, sys)
 	}
 	switch {
-	case se.Code == sqlite3.ErrReadonly || isReadOnly(se.SystemErrno):
+	case se.code == codeReadOnly || sys != nil && isReadOnly(sys):
 		return &openError{
 			msg:  fmt.Sprintf("sqlitedb: database %s is read-only (%v)", path, cause),
 			kind: ErrReadOnly, cause: err,
 		}
-	case se.Code == sqlite3.ErrFull || errors.Is(se.SystemErrno, syscall.ENOSPC):
+	case se.code == codeFull || isNoSpace(sys):
 		return &openError{
 			msg:  fmt.Sprintf("sqlitedb: disk of %s is full (%v)", path, cause),
 			kind: ErrDiskFull, cause: err,
 		}
-	case errors.Is(se.SystemErrno, fs.ErrNotExist):
+	case sys != nil && errors.Is(sys, fs.ErrNotExist):
 		dir := filepath.Dir(path)
 		return &openError{
 			msg:  fmt.Sprintf("sqlitedb: data directory %s does not exist (%v)", dir, cause),
@@ -196,13 +201,16 @@ func classify(path string, err error) error {
 	return err
 }
 
+// isNoSpace reports whether err is ENOSPC (nil is not).
+func isNoSpace(err error) bool { return err != nil && errors.Is(err, syscall.ENOSPC) }
+
 // classifyAt describes err, met creating or opening what (the data
 // directory or the database file) at path.
 func classifyAt(path, what string, err error) error {
 	switch {
 	case isReadOnly(err):
 		return &openError{msg: fmt.Sprintf("sqlitedb: %s %s is read-only (%v)", what, path, err), kind: ErrReadOnly, cause: err}
-	case errors.Is(err, syscall.ENOSPC):
+	case isNoSpace(err):
 		return &openError{msg: fmt.Sprintf("sqlitedb: %s %s: disk full (%v)", what, path, err), kind: ErrDiskFull, cause: err}
 	}
 	return fmt.Errorf("sqlitedb: %s %s: %w", what, path, err)

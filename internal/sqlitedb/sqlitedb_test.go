@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 func TestOpen(t *testing.T) {
@@ -258,36 +256,42 @@ func TestOpenDirectoryProblems(t *testing.T) {
 	}
 }
 
-// TestClassify feeds classify the errors SQLite reports when it could not
-// open a database, as mattn/go-sqlite3 builds them.
+// TestClassify feeds classifyCode the result codes and system errors
+// SQLite reports when it could not open a database (TestDriverErrors
+// checks that the driver's errors carry them).
 func TestClassify(t *testing.T) {
 	const path = "/data/rtp.db"
+	sqliteErr := errors.New("sqlite error")
 	for _, tc := range []struct {
-		err  error
+		se   sqliteError
 		kind error
 		want string
 	}{
-		{sqlite3.Error{Code: sqlite3.ErrCantOpen, SystemErrno: syscall.EACCES}, ErrReadOnly, "sqlitedb: database /data/rtp.db is read-only (open /data/rtp.db: permission denied)"},
-		{sqlite3.Error{Code: sqlite3.ErrCantOpen, SystemErrno: syscall.EPERM}, ErrReadOnly, "is read-only (open /data/rtp.db: operation not permitted)"},
-		{sqlite3.Error{Code: sqlite3.ErrCantOpen, SystemErrno: syscall.EROFS}, ErrReadOnly, "is read-only (open /data/rtp.db: read-only file system)"},
-		{sqlite3.Error{Code: sqlite3.ErrReadonly}, ErrReadOnly, "sqlitedb: database /data/rtp.db is read-only"},
-		{sqlite3.Error{Code: sqlite3.ErrFull}, ErrDiskFull, "sqlitedb: disk of /data/rtp.db is full"},
-		{sqlite3.Error{Code: sqlite3.ErrIoErr, SystemErrno: syscall.ENOSPC}, ErrDiskFull, "no space left on device"},
-		{sqlite3.Error{Code: sqlite3.ErrCantOpen, SystemErrno: syscall.ENOENT}, ErrNoDirectory, "sqlitedb: data directory /data does not exist (open /data/rtp.db: no such file or directory)"},
-		{fmt.Errorf("journal: %w", sqlite3.Error{Code: sqlite3.ErrCantOpen, SystemErrno: syscall.EROFS}), ErrReadOnly, "read-only file system"},
+		{sqliteError{codeCantOpen, syscall.EACCES}, ErrReadOnly, "sqlitedb: database /data/rtp.db is read-only (open /data/rtp.db: permission denied)"},
+		{sqliteError{codeCantOpen, syscall.EPERM}, ErrReadOnly, "is read-only (open /data/rtp.db: operation not permitted)"},
+		{sqliteError{codeCantOpen, syscall.EROFS}, ErrReadOnly, "is read-only (open /data/rtp.db: read-only file system)"},
+		{sqliteError{codeCantOpen, &fs.PathError{Op: "open", Path: path, Err: syscall.EROFS}}, ErrReadOnly, "is read-only (open /data/rtp.db: read-only file system)"},
+		{sqliteError{codeReadOnly, nil}, ErrReadOnly, "sqlitedb: database /data/rtp.db is read-only"},
+		{sqliteError{codeFull, nil}, ErrDiskFull, "sqlitedb: disk of /data/rtp.db is full"},
+		{sqliteError{codeIOErr, syscall.ENOSPC}, ErrDiskFull, "no space left on device"},
+		{sqliteError{codeCantOpen, syscall.ENOENT}, ErrNoDirectory, "sqlitedb: data directory /data does not exist (open /data/rtp.db: no such file or directory)"},
 	} {
-		got := classify(path, tc.err)
+		err := fmt.Errorf("journal: %w", sqliteErr)
+		got := classifyCode(path, err, tc.se)
 		if !errors.Is(got, tc.kind) || !strings.Contains(got.Error(), tc.want) {
-			t.Errorf("classify(%v) = %q (kind %v), want kind %v and %q", tc.err, got, errors.Is(got, tc.kind), tc.kind, tc.want)
+			t.Errorf("classifyCode(%+v) = %q (kind %v), want kind %v and %q", tc.se, got, errors.Is(got, tc.kind), tc.kind, tc.want)
 		}
-		if !errors.Is(got, tc.err) {
-			t.Errorf("classify(%v) dropped the original error from the chain", tc.err)
+		if !errors.Is(got, sqliteErr) {
+			t.Errorf("classifyCode(%+v) dropped the original error from the chain", tc.se)
 		}
 	}
-	for _, err := range []error{errors.New("something else"), sqlite3.Error{Code: sqlite3.ErrCorrupt}} {
-		if got := classify(path, err); got != err {
-			t.Errorf("classify(%v) = %v, want it unchanged", err, got)
+	for _, se := range []sqliteError{{codeCorrupt, nil}, {codeIOErr, syscall.EIO}, {codeBusy, nil}} {
+		if got := classifyCode(path, sqliteErr, se); got != sqliteErr {
+			t.Errorf("classifyCode(%+v) = %v, want it unchanged", se, got)
 		}
+	}
+	if err := errors.New("something else"); classify(path, err) != err {
+		t.Error("classify changed an error that is not SQLite's")
 	}
 	pe := &fs.PathError{Op: "open", Path: path, Err: syscall.EROFS}
 	if got := classifyAt("/data", "data directory", pe); !errors.Is(got, ErrReadOnly) || got.Error() != "sqlitedb: data directory /data is read-only (open /data/rtp.db: read-only file system)" {
@@ -300,5 +304,122 @@ func TestClassify(t *testing.T) {
 	pe.Err = syscall.EIO
 	if got := classifyAt("/data", "data directory", pe); errors.Is(got, ErrReadOnly) || !errors.Is(got, syscall.EIO) || !strings.HasPrefix(got.Error(), "sqlitedb: data directory /data: ") {
 		t.Errorf("classifyAt(EIO) = %q", got)
+	}
+}
+
+// TestDriverErrors provokes SQLite errors through the driver and checks
+// that this package reads their codes: SQLITE_FULL (a page limit standing
+// in for a full disk), SQLITE_BUSY, SQLITE_READONLY, and SQLITE_NOTADB,
+// which is none of the kinds.
+func TestDriverErrors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "e.db")
+	db, err := Open(ctx, path, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE t (x BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+
+	var pages int
+	if err := db.QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec(`INSERT INTO t VALUES (zeroblob(100000))`)
+	if !IsDiskFull(err) || IsBusy(err) {
+		t.Fatalf("insert past max_page_count: %v; IsDiskFull %v, IsBusy %v; want SQLITE_FULL", err, IsDiskFull(err), IsBusy(err))
+	}
+	if got := classify(path, err); !errors.Is(got, ErrDiskFull) || !errors.Is(got, err) {
+		t.Errorf("classify(SQLITE_FULL) = %v, want ErrDiskFull wrapping it", got)
+	}
+	if _, err := db.Exec(`PRAGMA max_page_count = 1073741823`); err != nil {
+		t.Fatal(err)
+	}
+
+	// Another connection holds the write lock: a write here is busy once
+	// the 1 ms busy timeout has passed.
+	other := sql.OpenDB(NewConnector(URI(path, false), BusyTimeout(time.Second)))
+	defer other.Close()
+	otx, err := other.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := otx.Exec(`INSERT INTO t VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec(`INSERT INTO t VALUES (2)`)
+	if !IsBusy(err) || IsDiskFull(err) {
+		t.Fatalf("insert while another connection writes: %v; IsBusy %v; want SQLITE_BUSY", err, IsBusy(err))
+	}
+	if err := otx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	ro := sql.OpenDB(NewConnector(URI(path, true)))
+	defer ro.Close()
+	var n int
+	if err := ro.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("read through a read-only connection: %d rows, %v", n, err)
+	}
+	_, err = ro.Exec(`INSERT INTO t VALUES (3)`)
+	if got := classify(path, err); !errors.Is(got, ErrReadOnly) {
+		t.Fatalf("write through a read-only connection: %v, classified %v; want ErrReadOnly", err, got)
+	}
+
+	junk := filepath.Join(dir, "junk.db")
+	if err := os.WriteFile(junk, []byte(strings.Repeat("not a database ", 512)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jdb := sql.OpenDB(NewConnector(URI(junk, true)))
+	defer jdb.Close()
+	err = jdb.QueryRow(`SELECT count(*) FROM sqlite_schema`).Scan(&n)
+	if _, ok := asSQLite(err); !ok || IsBusy(err) || IsDiskFull(err) || classify(junk, err) != err {
+		t.Fatalf("reading a file that is not a database: %v; want an SQLite error of no kind here", err)
+	}
+}
+
+// TestConnectorSetup: the setup statements run on every connection, and
+// one that fails fails the connect with its text in the error.
+func TestConnectorSetup(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	db := sql.OpenDB(NewConnector(URI(path, false), BusyTimeout(1234*time.Millisecond), `PRAGMA cache_size = -4321`))
+	defer db.Close()
+	db.SetMaxOpenConns(2)
+	ctx := context.Background()
+	c1, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	c2, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	for i, c := range []*sql.Conn{c1, c2} {
+		var busy, cache int
+		if err := c.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&busy); err != nil || busy != 1234 {
+			t.Errorf("connection %d: busy_timeout = %d, %v; want 1234", i, busy, err)
+		}
+		if err := c.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil || cache != -4321 {
+			t.Errorf("connection %d: cache_size = %d, %v; want -4321", i, cache, err)
+		}
+	}
+	bad := sql.OpenDB(NewConnector(URI(path, false), `PRAGMA no_such_thing(`))
+	defer bad.Close()
+	if err := bad.Ping(); err == nil || !strings.Contains(err.Error(), "PRAGMA no_such_thing(") {
+		t.Fatalf("Ping with a bad setup statement = %v, want an error naming it", err)
+	}
+	if got, want := URI("/a b/c?d#e%f.db", true), "file:/a b/c%3fd%23e%25f.db?mode=ro"; !strings.HasPrefix(got, want) {
+		t.Errorf("URI = %q, want it to begin %q", got, want)
+	}
+	if got := BusyTimeout(0); got != "PRAGMA busy_timeout = 1" {
+		t.Errorf("BusyTimeout(0) = %q", got)
 	}
 }

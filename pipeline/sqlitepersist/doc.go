@@ -1,7 +1,7 @@
 // Package sqlitepersist keeps the locations table of the pipeline in an
-// embedded SQLite database, through database/sql and
-// github.com/mattn/go-sqlite3 (the project's SQLite driver, chosen by
-// measurement for the terrain archive; see terrain/archive/sqlitestore).
+// embedded SQLite database, through database/sql and the project's SQLite
+// driver, which internal/sqlitedb registers (pure Go; docs/sqlite-driver.md
+// says which and why).
 //
 // One DB holds the rows of every region; DB.Region binds a region name and
 // a pipeline.Key and returns the pipeline.Persister of that region. The
@@ -78,8 +78,8 @@
 // that cannot be written fails Open with an error that says so. As in
 // sqlitestore: WAL journal with synchronous=NORMAL (a commit survives
 // a process crash or SIGKILL; only a power loss may lose the last commits,
-// never consistency) and a busy timeout, here on every connection through
-// the DSN. The DB uses one connection: the writer and Load are serialized
+// never consistency) and a busy timeout, set on every connection as it is
+// opened. The DB uses one connection: the writer and Load are serialized
 // by database/sql.
 //
 // # Keys

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/verify/claims"
 )
 
@@ -149,7 +150,7 @@ func TestOpenRefusesForeignDatabase(t *testing.T) {
 					t.Errorf("%s%s exists after a refused Open (stat: %v)", path, side, err)
 				}
 			}
-			db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+			db, err := sql.Open(sqlitedb.DriverName, sqlitedb.URI(path, true))
 			if err != nil {
 				t.Fatal(err)
 			}

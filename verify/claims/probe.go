@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/sqlitedb"
 )
 
 // ErrNotClaimsDatabase is in the chain of the error Open returns for a
@@ -25,9 +27,6 @@ const (
 	fileNoTables                  // an existing SQLite database without any table
 	fileStore                     // an existing database with a claims table
 )
-
-// uriPath escapes the characters that end a path in a file: URI.
-var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // probe looks at path without changing it: through a read-only connection
 // when it is a non-empty file. A database with tables but no claims table
@@ -46,11 +45,7 @@ func probe(ctx context.Context, path string, busy time.Duration) (fileState, err
 	case fi.Size() == 0:
 		return fileEmpty, nil
 	}
-	dsn := fmt.Sprintf("file:%s?mode=ro&_busy_timeout=%d", uriPath.Replace(path), max(busy.Milliseconds(), 1))
-	db, err := sql.Open("sqlite3", dsn)
-	if err != nil {
-		return 0, err
-	}
+	db := sql.OpenDB(sqlitedb.NewConnector(sqlitedb.URI(path, true), sqlitedb.BusyTimeout(busy)))
 	defer db.Close()
 	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/verify"
 	"github.com/rtpengine/rtp/verify/claims"
 )
@@ -293,7 +294,7 @@ func TestOpenErrors(t *testing.T) {
 // would.
 func execRaw(t *testing.T, path string, stmts ...string) {
 	t.Helper()
-	db, err := sql.Open("sqlite3", "file:"+path)
+	db, err := sql.Open(sqlitedb.DriverName, sqlitedb.URI(path, false))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,35 +110,20 @@
 // and Open goes on, so a large archive stays usable; damage it did not
 // reach surfaces later as storage errors on the records it affects.
 //
-// # Driver: github.com/mattn/go-sqlite3, by measurement
+// # Driver: github.com/ncruces/go-sqlite3, by measurement
 //
-// Three drivers were compared through database/sql on the same schema and
-// workload (a 64 KB or 200 KB blob read by 32-byte key from 256 rows; a
-// touch transaction updating one row and the meta row; a transaction
-// replacing a 64 KB row and the meta row): github.com/mattn/go-sqlite3
-// v1.14.53 (cgo, SQLite 3.54.1), modernc.org/sqlite v1.62.0 (C translated
-// to Go) and github.com/ncruces/go-sqlite3 v0.37.0 (Wasm translated to Go).
-// The machine was a shared two-core VM whose load made wall-clock runs
-// useless (benchstat intervals of ±100% to ±6000%), so the figures are
-// user-space instructions per operation from callgrind, GOGC=off, as the
-// difference of 1,200 and 200 operations, two runs each:
-//
-//	operation             mattn     modernc      ncruces
-//	read 64 KB            48 K      71-72 K      68-72 K
-//	read 200 KB           87-89 K   126-145 K    116-133 K
-//	touch transaction     225-227 K 290-291 K    381-383 K
-//	replace 64 KB tx      367-369 K 470-475 K    674-676 K
-//
-// mattn executes the fewest instructions for every operation, a third fewer
-// than either pure-Go driver on a read and 22-46% fewer on writes. Its cost
-// is cgo: the first build compiles the SQLite amalgamation (about two
-// minutes, once per build mode; -race included, and it works), and cross
-// compiling needs a C toolchain; CI builds with cgo, and go vet and
-// staticcheck are clean. Allocation is the one figure where it loses:
-// database/sql copies the blob the driver already copied out of C, 129 KiB
-// allocated per 64 KiB read against 65 KiB for ncruces (not counted in the
-// GOGC=off figures). The comparison programs are kept out of the module so
-// the other drivers stay out of go.mod.
+// The SQLite driver is the one internal/sqlitedb registers:
+// github.com/ncruces/go-sqlite3, pure Go (SQLite compiled to Wasm and
+// translated to Go), so the module builds with CGO_ENABLED=0 and without a
+// C compiler. It replaced the cgo driver github.com/mattn/go-sqlite3 after
+// interleaved runs of this package's benchmarks, the archive's and
+// sqlitepersist's against it and modernc.org/sqlite: it was as fast or
+// faster on reads and persistence and within 5% on BenchmarkStorePut, and
+// allocates half as much per 64 KB read (database/sql no longer copies a
+// blob the driver copied out of C). docs/sqlite-driver.md has the table and
+// the commands. An earlier comparison counted user-space instructions
+// (callgrind), where mattn executed the fewest; the choice rests on time
+// and allocation in the store, measured on one machine in one run.
 //
 // # Reads through a memory map
 //
@@ -151,7 +136,7 @@
 // BenchmarkStoreReadNoMmap: 135 against 139 µs, then 157 against 200 µs;
 // strace: 0.2 against 1.8 preads per Get, the page cache serving the rest),
 // and it costs nothing measurable elsewhere. Read connections therefore
-// map up to MmapSize (default 2 GiB, SQLite's ceiling on Linux); the
+// map up to MmapSize (default 1 GiB, the ceiling of the driver's SQLite); the
 // writing connection does not. The file only grows (no VACUUM, no
 // auto_vacuum), so a mapping never outlives the file's end.
 //

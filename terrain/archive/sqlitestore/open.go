@@ -105,7 +105,7 @@ func (s *Store) open(ctx context.Context) error {
 	}
 
 	// The writing connection.
-	wdb := sql.OpenDB(newConnector(writerDSN(s.path, s.opts.TxTimeout)))
+	wdb := sql.OpenDB(writerConnector(s.path, s.opts.TxTimeout))
 	s.wdb = wdb
 	wdb.SetMaxOpenConns(1)
 	wdb.SetMaxIdleConns(1)
@@ -147,7 +147,7 @@ func (s *Store) open(ctx context.Context) error {
 	if s.opts.MmapSize > 0 {
 		setup = append(setup, fmt.Sprintf(`PRAGMA mmap_size = %d`, s.opts.MmapSize))
 	}
-	rdb := sql.OpenDB(newConnector(readerDSN(s.path, s.opts.TxTimeout), setup...))
+	rdb := sql.OpenDB(readerConnector(s.path, s.opts.TxTimeout, setup...))
 	s.rdb = rdb
 	rdb.SetMaxOpenConns(s.opts.MaxConcurrentTx)
 	rdb.SetMaxIdleConns(s.opts.MaxConcurrentTx)

@@ -73,7 +73,7 @@ type Options struct {
 	// through a memory map instead of read system calls (SQLite reads a
 	// blob's overflow pages one pread each, 16 for 64 KB; the map makes
 	// them memory copies: -42% per 64 KB Get measured, see the package
-	// documentation). Default 2 GiB, SQLite's ceiling on Linux; negative
+	// documentation). Default 1 GiB, the driver's ceiling; negative
 	// disables the map. The writing connection never maps.
 	MmapSize int64
 

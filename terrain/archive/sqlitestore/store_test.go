@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/terrain/archive"
 )
 
@@ -80,10 +81,7 @@ func putAll(t testing.TB, s *Store, rs ...archive.Record) {
 // raw opens a plain connection to the database file for inspection.
 func raw(t testing.TB, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open(driverName, "file:"+uriPath.Replace(path)+"?_busy_timeout=5000")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sql.OpenDB(sqlitedb.NewConnector(sqlitedb.URI(path, false), sqlitedb.BusyTimeout(5*time.Second)))
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	return db
