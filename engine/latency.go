@@ -22,6 +22,7 @@ import (
 // The zero value is an empty histogram, safe for concurrent use.
 type histogram struct {
 	max     atomic.Int64
+	sum     atomic.Int64 // nanoseconds; wraps only after 292 years of teleports
 	buckets [histBuckets]atomic.Uint64
 }
 
@@ -43,6 +44,30 @@ func histIndex(v uint64) int {
 	return (exp-histSubBits)*histSub + int(v>>(exp-histSubBits))
 }
 
+// LatencyBuckets is the number of Latency.Buckets.
+const LatencyBuckets = 23
+
+// latencyMinShift is log2 of LatencyBound(0) in nanoseconds.
+const latencyMinShift = 13
+
+// LatencyBound returns the upper bound (exclusive) of Latency.Buckets[i]:
+// 2^(13+i) nanoseconds, from 8.192 µs for i = 0 to 34.4 s for i = 22. It
+// returns 0 when i is out of range.
+func LatencyBound(i int) time.Duration {
+	if i < 0 || i >= LatencyBuckets {
+		return 0
+	}
+	return time.Duration(1) << (latencyMinShift + i)
+}
+
+// lowerOf returns the smallest value of bucket i.
+func lowerOf(i int) uint64 {
+	if i == 0 {
+		return 0
+	}
+	return histUpper(i-1) + 1
+}
+
 // histUpper returns the largest value of bucket i.
 func histUpper(i int) uint64 {
 	if i < 2*histSub {
@@ -59,6 +84,7 @@ func (h *histogram) Record(d time.Duration) {
 		d = 0
 	}
 	h.buckets[histIndex(uint64(d))].Add(1)
+	h.sum.Add(int64(d))
 	for {
 		m := h.max.Load()
 		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
@@ -77,9 +103,23 @@ func (h *histogram) Latency() Latency {
 		counts[i] = h.buckets[i].Load()
 		n += counts[i]
 	}
-	l := Latency{Count: n, Max: time.Duration(h.max.Load())}
+	l := Latency{Count: n, Max: time.Duration(h.max.Load()), Sum: time.Duration(h.sum.Load())}
 	if n == 0 {
 		return l
+	}
+	var below uint64 // durations in the fine buckets before i
+	b := 0
+	for i, c := range counts {
+		// Fine bucket i starts at histUpper(i-1)+1; every coarse bound is
+		// such a start, so the count below it is exact.
+		for b < LatencyBuckets && uint64(LatencyBound(b)) <= lowerOf(i) {
+			l.Buckets[b] = below
+			b++
+		}
+		below += c
+	}
+	for ; b < LatencyBuckets; b++ {
+		l.Buckets[b] = below
 	}
 	q := func(p float64) time.Duration {
 		// rank is 1-based: the smallest value with at least p*n values at

@@ -138,3 +138,48 @@ func TestBiomeName(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestHistogramBuckets checks the exported distribution against exact
+// counts of a random sample, values on and next to every bound included,
+// and the exact sum.
+func TestHistogramBuckets(t *testing.T) {
+	var h histogram
+	rng := rand.New(rand.NewPCG(5, 6))
+	var sample []time.Duration
+	add := func(d time.Duration) {
+		h.Record(d)
+		sample = append(sample, max(d, 0))
+	}
+	for i := range LatencyBuckets {
+		b := LatencyBound(i)
+		add(b - 1)
+		add(b)
+		add(b + 1)
+	}
+	for range 50000 {
+		add(time.Duration(float64(uint64(1)<<rng.IntN(40)) * (1 + rng.Float64())))
+	}
+	add(-time.Second)
+	l := h.Latency()
+	var sum time.Duration
+	for _, d := range sample {
+		sum += d
+	}
+	if l.Sum != sum || l.Count != uint64(len(sample)) {
+		t.Fatalf("Sum, Count = %v, %d; want %v, %d", l.Sum, l.Count, sum, len(sample))
+	}
+	for i := range LatencyBuckets {
+		var want uint64
+		for _, d := range sample {
+			if d < LatencyBound(i) {
+				want++
+			}
+		}
+		if l.Buckets[i] != want {
+			t.Errorf("Buckets[%d] (below %v) = %d, want %d", i, LatencyBound(i), l.Buckets[i], want)
+		}
+	}
+	if LatencyBound(0) != 8192*time.Nanosecond || LatencyBound(LatencyBuckets) != 0 || LatencyBound(-1) != 0 {
+		t.Errorf("LatencyBound edges: %v, %v, %v", LatencyBound(0), LatencyBound(LatencyBuckets), LatencyBound(-1))
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/flight"
 	"github.com/rtpengine/rtp/terrain"
 )
 
@@ -129,8 +130,7 @@ type Archive struct {
 	epoch   atomic.Uint64 // bumped by Clear; a write generated under an older epoch is discarded
 	writeMu sync.Mutex    // serializes the writer's store writes with Clear's store.Clear
 
-	mu        sync.Mutex // protects following fields
-	flights   map[Digest]*flight
+	mu        sync.Mutex    // protects following fields
 	queued    uint64        // sequence number of the last queued write
 	finished  uint64        // sequence number of the last finished write
 	progress  chan struct{} // closed and replaced whenever finished advances
@@ -141,21 +141,14 @@ type Archive struct {
 	stopWriter context.CancelFunc
 	writerDone chan struct{}
 
+	flights flight.Group[Digest, *terrain.Tile] // one generation per digest; see generate
+
 	hits, misses, invalid, readErrors, writeErrors atomic.Int64
 	dropped, cancelled, generations                atomic.Int64
 
 	logMu      sync.Mutex // protects following fields
 	lastLog    time.Time
 	suppressed int
-}
-
-// flight is one generation shared by every caller that misses on its digest.
-type flight struct {
-	done    chan struct{} // closed when tile and err are set
-	tile    *terrain.Tile
-	err     error
-	cancel  context.CancelFunc // cancels the generation's ctx
-	waiters int                // callers still waiting; protected by Archive.mu
 }
 
 type writeOp struct {
@@ -204,7 +197,7 @@ func Wrap(src terrain.Source, store Store, opts Options) (*Archive, error) {
 		}
 	}
 	a.store = store
-	a.flights = make(map[Digest]*flight)
+	a.flights.Logger = opts.Logger
 	a.progress = make(chan struct{})
 	a.queue = make(chan writeOp, opts.QueueLength)
 	a.writerCtx, a.stopWriter = context.WithCancel(context.Background())
@@ -312,58 +305,25 @@ func (a *Archive) check(rec Record, key []byte, req terrain.Request) (*terrain.T
 	return decodeChecked(rec.Payload, req)
 }
 
-// generate joins or starts the flight for d and waits for it or for ctx.
+// generate joins or starts the generation for d and waits for it or for
+// ctx. The generation follows the internal/flight policy: it keeps the
+// first caller's values, not its cancellation, and is cancelled when the
+// last waiting caller leaves. It queues its write before delivering its
+// tile, so that a caller's Flush covers it; the writer validates and
+// encodes, so delivery waits for neither.
 func (a *Archive) generate(ctx context.Context, d Digest, key []byte, req terrain.Request, epoch uint64) (*terrain.Tile, error) {
-	a.mu.Lock()
-	f := a.flights[d]
-	if f == nil {
-		// The generation outlives any single caller (it keeps the first
-		// caller's values, not its cancellation) and ends when the last
-		// waiting caller leaves.
-		gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		f = &flight{done: make(chan struct{}), cancel: cancel}
-		a.flights[d] = f
+	t, _, err := a.flights.Do(ctx, d, func(gctx context.Context) (*terrain.Tile, error) {
 		a.generations.Add(1)
-		go a.fly(gctx, f, d, key, req, epoch)
-	}
-	f.waiters++
-	a.mu.Unlock()
-
-	select {
-	case <-f.done:
-		return f.tile, f.err
-	case <-ctx.Done():
-		a.mu.Lock()
-		f.waiters--
-		if f.waiters == 0 {
-			f.cancel()
-			if a.flights[d] == f {
-				delete(a.flights, d) // a later caller starts afresh
-			}
+		t, err := a.callSource(gctx, req)
+		if err == nil {
+			a.enqueue(writeOp{epoch: epoch, rec: Record{Digest: d, Key: key}, tile: t, req: req})
 		}
-		a.mu.Unlock()
+		return t, err
+	})
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		a.cancelled.Add(1)
-		return nil, ctx.Err()
 	}
-}
-
-// fly runs one generation, delivers it to the flight's callers, then queues
-// its write. It is owned by the flight: it ends when the source returns.
-func (a *Archive) fly(ctx context.Context, f *flight, d Digest, key []byte, req terrain.Request, epoch uint64) {
-	t, err := a.callSource(ctx, req)
-	if err == nil {
-		// Queued before delivery, so that a caller's Flush covers it; the
-		// writer validates and encodes, so delivery waits for neither.
-		a.enqueue(writeOp{epoch: epoch, rec: Record{Digest: d, Key: key}, tile: t, req: req})
-	}
-	a.mu.Lock()
-	if a.flights[d] == f {
-		delete(a.flights, d)
-	}
-	f.tile, f.err = t, err
-	a.mu.Unlock()
-	close(f.done)
-	f.cancel()
+	return t, err
 }
 
 func (a *Archive) callSource(ctx context.Context, req terrain.Request) (t *terrain.Tile, err error) {

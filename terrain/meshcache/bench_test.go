@@ -97,7 +97,7 @@ func BenchmarkMeshCacheParallel(b *testing.B) {
 
 // BenchmarkMeshCacheBaselines compares the single-threaded cores on the
 // same workload: the intrusive list (Cache's core), container/list, and the
-// seed's ordered slice (the test model).
+// ordered slice of the test model.
 func BenchmarkMeshCacheBaselines(b *testing.B) {
 	ops := benchWorkload(b, 1<<14)
 	b.Run("intrusive", func(b *testing.B) { runWorkload(b, &lruCacher{}, ops) })
@@ -106,7 +106,7 @@ func BenchmarkMeshCacheBaselines(b *testing.B) {
 }
 
 // lruCacher is Cache without the mutex.
-type lruCacher struct{ l lru }
+type lruCacher struct{ l cache }
 
 func (c *lruCacher) Store(key string, m *mesh.Mesh, source string, capacity int) bool {
 	if key == "" || !admissible(m, source) {

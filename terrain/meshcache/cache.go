@@ -41,7 +41,7 @@ type Snapshot struct {
 type Cache struct {
 	mu sync.Mutex
 	// mu protects the following fields.
-	l lru
+	l cache
 }
 
 // New returns an empty cache.

@@ -24,13 +24,16 @@
 //
 // # Design
 //
-// Each entry is a node of an intrusive doubly-linked list (oldest at the
-// front) indexed by a map from key, so Store, Restore and eviction are O(1)
-// and allocate nothing once the cache is full: the node of an evicted entry
-// is reused for the entry that displaced it. An ordered slice (the original
+// Entries live in an internal/lru Map, the module's one LRU: a map from
+// key into an intrusive doubly-linked list (oldest at the front), so Store,
+// Restore and eviction are O(1) and allocate nothing once the cache is
+// full: when a new key arrives at capacity the oldest entry leaves first
+// and its node is reused for the newcomer. An ordered slice (the original
 // design, linear per touch) and container/list (one more allocation and an
 // interface conversion per entry) are measured against it by
-// BenchmarkMeshCacheBaselines.
+// BenchmarkMeshCacheBaselines. The list inside
+// github.com/hashicorp/golang-lru/v2 allocates an element per new key as
+// container/list does, so it cannot keep that guarantee.
 //
 // One mutex guards the cache. It is not sharded because recency is global:
 // per-shard lists would evict the oldest entry of one shard rather than the

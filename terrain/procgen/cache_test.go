@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -58,11 +59,13 @@ func TestCellCacheModel(t *testing.T) {
 			t.Fatalf("step %d: %d cells cached, model has %d", step, c.len(), len(model))
 		}
 		c.mu.Lock()
-		for i, e := 0, c.lru.Front(); e != nil; i, e = i+1, e.Next() {
-			if got := e.Value.(*cacheEntry).key; got != model[i] {
+		i := 0
+		for got := range c.lru.Backward() { // most recent first, as model
+			if got != model[i] {
 				c.mu.Unlock()
 				t.Fatalf("step %d: recency position %d holds %v, model %v", step, i, got, model[i])
 			}
+			i++
 		}
 		c.mu.Unlock()
 	}
@@ -111,46 +114,60 @@ func TestCellCacheSharedMiss(t *testing.T) {
 	}
 }
 
-// TestCellCacheComputerGivesUp checks that when the goroutine computing a
-// cell is cancelled, waiters with live contexts retry and succeed instead
-// of inheriting the cancellation.
+// TestCellCacheComputerGivesUp checks that when the caller that started a
+// computation gives up, the computation goes on for the caller still
+// waiting, which gets its cell without a second computation; and that once
+// every caller has left, the computation is cancelled.
 func TestCellCacheComputerGivesUp(t *testing.T) {
-	started := make(chan struct{}, 4)
-	var computes atomic.Int64
-	c := newCellCache(8, func(ctx context.Context, k cellKey) (*cell, error) {
-		n := computes.Add(1)
-		started <- struct{}{}
-		if n == 1 {
-			<-ctx.Done() // the first computer is cancelled mid-way
-			return nil, ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var computes atomic.Int64
+		cancelled := make(chan struct{})
+		c := newCellCache(8, func(ctx context.Context, k cellKey) (*cell, error) {
+			computes.Add(1)
+			select {
+			case <-release:
+				return &cell{n0x: k.x}, nil
+			case <-ctx.Done():
+				close(cancelled)
+				return nil, ctx.Err()
+			}
+		})
+		k := cellKey{5, 5}
+		ctx, cancel := context.WithCancel(context.Background())
+		var firstErr, waiterErr error
+		var got *cell
+		var wg sync.WaitGroup
+		wg.Go(func() { _, firstErr = c.get(ctx, k) })
+		synctest.Wait()
+		wg.Go(func() { got, waiterErr = c.get(context.Background(), k) })
+		synctest.Wait()
+		cancel()
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		if !errors.Is(firstErr, context.Canceled) {
+			t.Errorf("starter got %v, want context.Canceled", firstErr)
 		}
-		return &cell{n0x: k.x}, nil
+		if waiterErr != nil || got == nil || got.n0x != 5 {
+			t.Errorf("waiter got %v, %v; want the shared cell", got, waiterErr)
+		}
+		if n := computes.Load(); n != 1 {
+			t.Errorf("computed %d times, want 1 (the starter's cancellation is not the computation's)", n)
+		}
+
+		// Every caller leaves: the computation is cancelled, nothing cached.
+		k2 := cellKey{6, 6}
+		release = make(chan struct{})
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		wg.Go(func() { _, _ = c.get(ctx2, k2) })
+		synctest.Wait()
+		cancel2()
+		wg.Wait()
+		<-cancelled
+		synctest.Wait()
+		if _, ok := c.lru.Peek(k2); ok {
+			t.Error("a cancelled computation was cached")
+		}
 	})
-	k := cellKey{5, 5}
-	ctx, cancel := context.WithCancel(context.Background())
-	first := make(chan error, 1)
-	go func() {
-		_, err := c.get(ctx, k)
-		first <- err
-	}()
-	<-started
-	waiter := make(chan *cell, 1)
-	go func() {
-		cl, err := c.get(context.Background(), k)
-		if err != nil {
-			t.Error(err)
-		}
-		waiter <- cl
-	}()
-	time.Sleep(5 * time.Millisecond) // let the waiter block on the call
-	cancel()
-	if err := <-first; !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled computer got %v, want context.Canceled", err)
-	}
-	if cl := <-waiter; cl == nil || cl.n0x != 5 {
-		t.Errorf("waiter got %v, want the recomputed cell", cl)
-	}
-	if n := computes.Load(); n != 2 {
-		t.Errorf("computed %d times, want 2 (the cancelled try and the retry)", n)
-	}
 }

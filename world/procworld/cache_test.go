@@ -3,11 +3,14 @@ package procworld_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/flight"
 	"github.com/rtpengine/rtp/terrain"
 	"github.com/rtpengine/rtp/world"
 	"github.com/rtpengine/rtp/world/procworld"
@@ -163,8 +166,9 @@ func TestCancelWaiter(t *testing.T) {
 	})
 }
 
-// TestCancelLoader: when the loader's ctx ends, a waiter does not inherit
-// its error: it loads the tile itself.
+// TestCancelLoader: when the ctx of the reader that started the load ends,
+// the load goes on for the reader still waiting: one source call, no
+// inherited cancellation.
 func TestCancelLoader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := &fakeSource{release: make(chan struct{})}
@@ -177,14 +181,14 @@ func TestCancelLoader(t *testing.T) {
 		wg.Go(func() { _, waiterErr = w.Summary(context.Background(), geom.Chunk{X: 1}) })
 		synctest.Wait()
 		cancel()
-		synctest.Wait() // the waiter is now the loader, blocked in the source
-		if loaderErr != context.Canceled || src.calls.Load() != 2 {
-			t.Fatalf("loader: %v, %d source calls; want context.Canceled and a second call", loaderErr, src.calls.Load())
+		synctest.Wait()
+		if loaderErr != context.Canceled || src.calls.Load() != 1 {
+			t.Fatalf("loader: %v, %d source calls; want context.Canceled and one call", loaderErr, src.calls.Load())
 		}
 		close(src.release)
 		wg.Wait()
-		if waiterErr != nil || w.Stats().Tiles != 1 {
-			t.Fatalf("waiter: %v, %d tiles cached", waiterErr, w.Stats().Tiles)
+		if waiterErr != nil || src.calls.Load() != 1 || w.Stats().Tiles != 1 {
+			t.Fatalf("waiter: %v, %d source calls, %d tiles cached", waiterErr, src.calls.Load(), w.Stats().Tiles)
 		}
 	})
 }
@@ -236,26 +240,33 @@ func TestInvalidTile(t *testing.T) {
 	}
 }
 
-// TestSourcePanic: a panicking source panics the loading reader and fails
-// its waiters instead of leaving them blocked.
+// TestSourcePanic: a panicking source crashes nobody: every reader of the
+// load gets an error wrapping flight.ErrPanicked, and the tile loads again
+// on the next read.
 func TestSourcePanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		src := &fakeSource{release: make(chan struct{}), corrupt: func(*terrain.Tile) { panic("source bug") }}
+		var panics atomic.Int64
+		src := &fakeSource{release: make(chan struct{}), corrupt: func(*terrain.Tile) {
+			if panics.Add(1) == 1 {
+				panic("source bug")
+			}
+		}}
 		w := newWorld(t, src, procworld.Options{})
-		var recovered any
-		var waiterErr error
+		errs := make([]error, 2)
 		var wg sync.WaitGroup
-		wg.Go(func() {
-			defer func() { recovered = recover() }()
-			_, _ = w.Load(context.Background(), geom.Chunk{})
-		})
+		wg.Go(func() { _, errs[0] = w.Load(context.Background(), geom.Chunk{}) })
 		synctest.Wait()
-		wg.Go(func() { _, waiterErr = w.Load(context.Background(), geom.Chunk{X: 1}) })
+		wg.Go(func() { _, errs[1] = w.Load(context.Background(), geom.Chunk{X: 1}) })
 		synctest.Wait()
 		close(src.release)
 		wg.Wait()
-		if recovered != "source bug" || waiterErr == nil {
-			t.Fatalf("loader recovered %v, waiter %v; want the panic and an error", recovered, waiterErr)
+		for i, err := range errs {
+			if !errors.Is(err, flight.ErrPanicked) || !strings.Contains(err.Error(), "source bug") {
+				t.Fatalf("reader %d: %v, want flight.ErrPanicked naming the panic", i, err)
+			}
+		}
+		if _, err := w.Load(context.Background(), geom.Chunk{}); err != nil || src.calls.Load() != 2 {
+			t.Fatalf("after the panic: %v with %d source calls; want a fresh load", err, src.calls.Load())
 		}
 	})
 }

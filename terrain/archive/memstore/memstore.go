@@ -8,6 +8,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/rtpengine/rtp/internal/lru"
 	"github.com/rtpengine/rtp/terrain/archive"
 )
 
@@ -15,7 +16,7 @@ import (
 // is not usable. A Store is safe for concurrent use.
 type Store struct {
 	mu     sync.Mutex // protects following fields
-	lru    lru
+	lru    records
 	closed bool
 }
 
@@ -49,11 +50,11 @@ func (s *Store) Get(ctx context.Context, d archive.Digest) (archive.Record, bool
 		return archive.Record{}, false, err
 	}
 	defer s.mu.Unlock()
-	e := s.lru.get(d)
-	if e == nil {
+	r, ok := s.lru.m.Get(d)
+	if !ok {
 		return archive.Record{}, false, nil
 	}
-	return copyRecord(e.rec), true, nil
+	return copyRecord(r), true, nil
 }
 
 // Put stores a copy of r as the most recently used record, evicting the
@@ -99,8 +100,8 @@ func (s *Store) Scan(ctx context.Context, fn func(archive.Record) error) error {
 		return err
 	}
 	snapshot := make([]archive.Record, 0, s.lru.len())
-	for e := s.lru.head.newer; e != &s.lru.head; e = e.newer {
-		snapshot = append(snapshot, e.rec) // records are immutable once stored
+	for _, r := range s.lru.m.All() {
+		snapshot = append(snapshot, r) // records are immutable once stored
 	}
 	s.mu.Unlock()
 	for _, r := range snapshot {
@@ -137,80 +138,35 @@ func copyRecord(r archive.Record) archive.Record {
 	return archive.Record{Digest: r.Digest, Key: bytes.Clone(r.Key), Payload: bytes.Clone(r.Payload)}
 }
 
-// lru is the single-threaded core: a map from digest to entry plus a
-// doubly-linked recency list (head.newer is the oldest, head.older the
-// newest), so get, put and remove are O(1).
-type lru struct {
+// records is the single-threaded core: an lru.Map from digest to record in
+// recency order, the byte total and the limits. The zero value holds no
+// records and zero limits; init sets them.
+type records struct {
 	limits archive.Limits
-	items  map[archive.Digest]*entry
-	head   entry // sentinel
+	m      lru.Map[archive.Digest, archive.Record]
 	bytes  int64
 }
 
-type entry struct {
-	rec          archive.Record
-	older, newer *entry
-}
+// init empties c and sets its limits.
+func (c *records) init(l archive.Limits) { *c = records{limits: l} }
 
-// init empties c and sets its limits. It works in place: the sentinel
-// links point into c itself, so an lru must not be copied.
-func (c *lru) init(l archive.Limits) {
-	c.limits, c.items, c.bytes = l, make(map[archive.Digest]*entry), 0
-	c.head.older, c.head.newer = &c.head, &c.head
-}
+func (c *records) len() int { return c.m.Len() }
 
-func (c *lru) len() int { return len(c.items) }
-
-func (c *lru) unlink(e *entry) {
-	e.older.newer = e.newer
-	e.newer.older = e.older
-	e.older, e.newer = nil, nil
-}
-
-// pushNewest links e as the most recently used entry.
-func (c *lru) pushNewest(e *entry) {
-	last := c.head.older
-	e.older, e.newer = last, &c.head
-	last.newer = e
-	c.head.older = e
-}
-
-func (c *lru) get(d archive.Digest) *entry {
-	e := c.items[d]
-	if e == nil {
-		return nil
+func (c *records) put(r archive.Record) {
+	if old, replaced := c.m.Put(r.Digest, r); replaced {
+		c.bytes -= old.Size()
 	}
-	c.unlink(e)
-	c.pushNewest(e)
-	return e
-}
-
-func (c *lru) put(r archive.Record) {
-	if e := c.items[r.Digest]; e != nil {
-		c.bytes -= e.rec.Size()
-		c.unlink(e)
-		e.rec = r
-		c.bytes += r.Size()
-		c.pushNewest(e)
-	} else {
-		e := &entry{rec: r}
-		c.items[r.Digest] = e
-		c.bytes += r.Size()
-		c.pushNewest(e)
-	}
+	c.bytes += r.Size()
 	// With a strict recency order there are no ties, so the list order is
 	// the whole eviction order.
-	for int64(len(c.items)) > c.limits.MaxEntries || c.bytes > c.limits.MaxBytes {
-		c.remove(c.head.newer.rec.Digest)
+	for int64(c.m.Len()) > c.limits.MaxEntries || c.bytes > c.limits.MaxBytes {
+		_, old, _ := c.m.RemoveOldest()
+		c.bytes -= old.Size()
 	}
 }
 
-func (c *lru) remove(d archive.Digest) {
-	e := c.items[d]
-	if e == nil {
-		return
+func (c *records) remove(d archive.Digest) {
+	if old, ok := c.m.Remove(d); ok {
+		c.bytes -= old.Size()
 	}
-	c.unlink(e)
-	delete(c.items, d)
-	c.bytes -= e.rec.Size()
 }
