@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 
 	"github.com/rtpengine/rtp/geom"
-	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/terrain/archive"
 	"github.com/rtpengine/rtp/terrain/procgen"
@@ -251,57 +250,6 @@ func (r Region) BuildDistribution() (geom.Distribution, error) {
 		out = geom.Expand{Ranks: out}
 	}
 	return out, nil
-}
-
-// PipelineOptions returns the pipeline options the region configures:
-// its name and world, the queue and sink capacities, the budget, the
-// allocator's timings and the promotion timeout. The caller adds what a
-// file cannot hold: Shape, Memory, Reserver, Screen, Check, Verifiers,
-// Persister, the network Secret (see NetworkSink.Secret), Clock, Logger.
-func (r Region) PipelineOptions(name string) pipeline.Options {
-	minResidence := r.Allocator.MinResidence
-	if minResidence == 0 {
-		minResidence = -1 // pipeline: no minimum
-	}
-	s := r.Sinks
-	b := r.Budget
-	return pipeline.Options{
-		Region:          name,
-		World:           r.World,
-		BacklogCapacity: r.Queues.Backlog,
-		ColdCapacity:    r.Queues.Cold,
-		General:         pipeline.SinkConfig{Capacity: s.General.Capacity},
-		Login:           pipeline.LoginConfig{Enabled: s.Login.Enabled, PlayerCap: s.Login.PlayerCap},
-		Network:         pipeline.NetworkConfig{Enabled: s.Network.Enabled, Capacity: s.Network.Capacity, LeaseTTL: s.Network.Lease},
-		Personal:        pipeline.PersonalConfig{Enabled: s.Personal.Enabled, PerPlayer: s.Personal.Capacity},
-		Budget: pipeline.Budget{
-			Candidates:         b.Candidates,
-			Screens:            b.Screens,
-			MaxScreens:         b.MaxScreens,
-			PromotionsPerPulse: b.PromotionsPerPulse,
-			MaxPromotions:      b.MaxPromotions,
-			Transfers:          b.Transfers,
-			LoginBurst:         b.LoginBurst,
-		},
-		MinResidence:     minResidence,
-		DemandHalfLife:   r.Allocator.DemandHalfLife,
-		DemandHorizon:    r.Allocator.DemandHorizon,
-		PromotionTimeout: r.PromotionTimeout,
-	}
-}
-
-// MemoryOptions returns the spatial memory options the region
-// configures. The caller adds Len or Shape, World, TTL and Clock.
-func (r Region) MemoryOptions() memory.Options {
-	res := r.Memory.SpatialResolution
-	if res == 0 {
-		res = -1 // memory: no gap absorption
-	}
-	return memory.Options{
-		SpatialResolution: res,
-		PendingThreshold:  r.Memory.PendingThreshold,
-		RebuildInterval:   r.Memory.RebuildInterval,
-	}
 }
 
 // Limits returns the archive's limits.

@@ -15,8 +15,10 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
-	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/safety"
+	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/world/anvil"
 )
 
@@ -140,50 +142,77 @@ func TestBuildDistribution(t *testing.T) {
 	}
 }
 
-func TestPipelineOptions(t *testing.T) {
+// TestRegionSpec: the default region translates to the engine's own
+// defaults, and the file's zeros for "none" to the engine's negatives.
+func TestRegionSpec(t *testing.T) {
 	r := DefaultRegion()
-	o := r.PipelineOptions("spawn")
-	// The defaults are the pipeline's own, written out, except the
-	// allocator's minimum residence, which the file keeps explicit.
-	want := pipeline.Options{
-		Region:          "spawn",
-		World:           "world",
-		BacklogCapacity: pipeline.DefaultBacklogCapacity,
-		ColdCapacity:    pipeline.DefaultColdCapacity,
-		General:         pipeline.SinkConfig{Capacity: pipeline.DefaultGeneralCapacity},
-		Login:           pipeline.LoginConfig{PlayerCap: DefaultPlayerCap},
-		Network:         pipeline.NetworkConfig{Capacity: pipeline.DefaultNetworkCapacity, LeaseTTL: pipeline.DefaultLeaseTTL},
-		Personal:        pipeline.PersonalConfig{PerPlayer: pipeline.DefaultPerPlayer},
-		Budget: pipeline.Budget{
-			Candidates: pipeline.DefaultCandidates, Screens: pipeline.DefaultScreens, MaxScreens: pipeline.DefaultMaxScreens,
-			PromotionsPerPulse: pipeline.DefaultPromotionsPerPulse, MaxPromotions: pipeline.DefaultMaxPromotions,
-			Transfers: pipeline.DefaultTransfers, LoginBurst: pipeline.DefaultLoginBurst,
-		},
-		MinResidence:     pipeline.DefaultMinResidence,
-		DemandHalfLife:   pipeline.DefaultDemandHalfLife,
-		DemandHorizon:    pipeline.DefaultDemandHorizon,
-		PromotionTimeout: pipeline.DefaultPromotionTimeout,
+	got, err := r.Spec()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(o, want) {
-		t.Errorf("PipelineOptions = %+v\nwant %+v", o, want)
+	want := engine.DefaultRegion()
+	want.World = DefaultWorldName
+	want.Safety = safety.Default()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("DefaultRegion().Spec() = %+v\nwant %+v", got, want)
 	}
 	r.Allocator.MinResidence = 0
+	r.Memory.SpatialResolution = 0
+	r.UniquePlacement.Radius = 0
 	r.Sinks.Login.Enabled, r.Sinks.Network.Enabled, r.Sinks.Personal.Enabled = true, true, true
-	o = r.PipelineOptions("spawn")
-	if o.MinResidence >= 0 || !o.Login.Enabled || !o.Network.Enabled || !o.Personal.Enabled {
-		t.Errorf("min_residence 0 and sinks enabled gave %+v; want a negative MinResidence (none) and the sinks enabled", o)
+	r.Distribution = Distribution{Kind: Weighted, Exponent: 3, Expand: true}
+	got, err = r.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Allocator.MinResidence >= 0 || got.Memory.SpatialResolution >= 0 || got.Live.UniqueRadius >= 0 {
+		t.Errorf("zeros for none gave min residence %v, spatial resolution %d, unique radius %d; want all negative",
+			got.Allocator.MinResidence, got.Memory.SpatialResolution, got.Live.UniqueRadius)
+	}
+	if !got.Sinks.Login || !got.Sinks.Network.Enabled || !got.Sinks.Personal.Enabled {
+		t.Errorf("sinks enabled gave %+v", got.Sinks)
+	}
+	if d, ok := got.Distribution.(geom.Expand); !ok || d.Ranks != (geom.Weighted{Exponent: 3}) {
+		t.Errorf("distribution %#v, want an expanding weighted one", got.Distribution)
+	}
+	r.Sinks.Network.SecretFile = filepath.Join(t.TempDir(), "missing")
+	if _, err := r.Spec(); err == nil {
+		t.Error("Spec with a missing network secret file: no error")
 	}
 }
 
-func TestMemoryOptions(t *testing.T) {
-	r := DefaultRegion()
-	m := r.MemoryOptions()
-	if m.SpatialResolution != 3 || m.PendingThreshold != 4096 || m.RebuildInterval != 10*time.Second {
-		t.Errorf("MemoryOptions() = %+v, want memory's defaults", m)
+// TestConfigSpec: Spec carries the file's values, and refuses an invalid
+// configuration.
+func TestConfigSpec(t *testing.T) {
+	c := Default()
+	c.Handouts = Handouts{Lifespan: time.Minute, MaxPerPlayer: 2, MaxOpen: 9}
+	c.Verifiers = []Verifier{{Name: "gp", Kind: KindHTTP, URL: "http://127.0.0.1:1/v", Timeout: time.Second}}
+	mc := DefaultWorld()
+	save := t.TempDir()
+	mc.Kind, mc.Path, mc.Dimension, mc.WatchPeriod = KindMinecraft, save, Nether, -1
+	c.Worlds["mc"] = mc
+	s, err := c.Spec()
+	if err != nil {
+		t.Fatal(err)
 	}
-	r.Memory.SpatialResolution = 0
-	if got := r.MemoryOptions().SpatialResolution; got >= 0 {
-		t.Errorf("spatial_resolution 0 gave SpatialResolution %d, want negative (no absorption)", got)
+	if s.DataDir != c.DataDir || s.Database != c.Database.Path || s.Archive.Path != c.Archive.Path || s.TTLPath != c.TTLFile {
+		t.Errorf("files %q %q %q %q, want the config's", s.DataDir, s.Database, s.Archive.Path, s.TTLPath)
+	}
+	if s.Handouts != (engine.HandoutLimits{PerPlayer: 2, Total: 9}) || s.HandoutLifespan != time.Minute {
+		t.Errorf("handouts %+v, %v", s.Handouts, s.HandoutLifespan)
+	}
+	if len(s.Verifiers) != 1 || s.Verifiers[0].Kind != engine.VerifierHTTP || s.Verifiers[0].URL != "http://127.0.0.1:1/v" {
+		t.Errorf("verifiers %+v", s.Verifiers)
+	}
+	if w := s.Worlds[DefaultWorldName]; w.Procedural == nil || w.Procedural.Params != procgen.DefaultParams() || w.Procedural.TileCache != DefaultTileCache {
+		t.Errorf("procedural world %+v", w)
+	}
+	if m := s.Worlds["mc"].Minecraft; m == nil || m.Path != save || m.Dimension != anvil.Nether || m.WatchPeriod != -1 {
+		t.Errorf("minecraft world %+v", m)
+	}
+	c.Regions[DefaultRegionName] = Region{}
+	if _, err := c.Spec(); err == nil {
+		t.Error("Spec of an invalid configuration: no error")
 	}
 }
 

@@ -3,8 +3,7 @@ package config
 import (
 	"time"
 
-	"github.com/rtpengine/rtp/memory"
-	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/terrain/archive"
 	"github.com/rtpengine/rtp/terrain/procgen"
@@ -201,7 +200,7 @@ type World struct {
 }
 
 // DefaultWatchPeriod is World.WatchPeriod's default.
-const DefaultWatchPeriod = time.Second
+const DefaultWatchPeriod = engine.DefaultWatchPeriod
 
 // Bounds of World.TileCache.
 const (
@@ -302,13 +301,13 @@ type Region struct {
 // MaxUniqueRadius bounds UniquePlacement.Radius, in blocks: past 64
 // blocks each place handed out marks about pi*(radius/16)^2 chunks (some
 // 13,000 at this bound).
-const MaxUniqueRadius = 1024
+const MaxUniqueRadius = engine.MaxUniqueRadius
 
 // DefaultUniqueRadius is UniquePlacement.Radius's default, in blocks: a
 // spot and its eight neighbours are not handed out again while the mark
 // lasts. It keeps players from landing on one another without thinning
 // small regions (each delivery takes about pi*radius^2 columns).
-const DefaultUniqueRadius = 2
+const DefaultUniqueRadius = engine.DefaultUniqueRadius
 
 // UniquePlacement keeps the places handed out apart. The zero value is
 // off; DefaultRegion holds the default.
@@ -530,8 +529,8 @@ const (
 	DefaultExponent  = 2.0
 	DefaultMean      = 0.5
 	DefaultDeviation = 0.2
-	DefaultPulse     = 50 * time.Millisecond
-	DefaultPlayerCap = 20
+	DefaultPulse     = engine.DefaultPulse
+	DefaultPlayerCap = engine.DefaultPlayerCap
 )
 
 // Default returns the configuration of rtp run without a config file: one
@@ -579,8 +578,11 @@ func DefaultWorld() World {
 // config file starts: on the world "world", a circle of radius 4096 blocks
 // around block 0, 0, the flat distribution, safety.Default(), the
 // pipeline's default sink capacities and budget, a 50ms pulse, unique
-// placement with DefaultUniqueRadius.
+// placement with DefaultUniqueRadius. The values are the engine's defaults
+// (engine.DefaultRegion).
 func DefaultRegion() Region {
+	d := engine.DefaultRegion()
+	b := d.Live.Budget
 	return Region{
 		World: DefaultWorldName,
 		Shape: Shape{
@@ -597,36 +599,36 @@ func DefaultRegion() Region {
 		},
 		Safety: safety.Default(),
 		Sinks: Sinks{
-			General:  GeneralSink{Capacity: pipeline.DefaultGeneralCapacity},
-			Login:    LoginSink{PlayerCap: DefaultPlayerCap},
-			Network:  NetworkSink{Capacity: pipeline.DefaultNetworkCapacity, Lease: pipeline.DefaultLeaseTTL},
-			Personal: PersonalSink{Capacity: pipeline.DefaultPerPlayer},
+			General:  GeneralSink{Capacity: d.Live.GeneralCapacity},
+			Login:    LoginSink{PlayerCap: d.Live.PlayerCap},
+			Network:  NetworkSink{Capacity: d.Live.NetworkCapacity, Lease: d.Sinks.Network.Lease},
+			Personal: PersonalSink{Capacity: d.Sinks.Personal.Capacity},
 		},
-		Pulse: DefaultPulse,
+		Pulse: d.Live.Pulse,
 		Budget: Budget{
-			Candidates:         pipeline.DefaultCandidates,
-			Screens:            pipeline.DefaultScreens,
-			MaxScreens:         pipeline.DefaultMaxScreens,
-			PromotionsPerPulse: pipeline.DefaultPromotionsPerPulse,
-			MaxPromotions:      pipeline.DefaultMaxPromotions,
-			Transfers:          pipeline.DefaultTransfers,
-			LoginBurst:         pipeline.DefaultLoginBurst,
+			Candidates:         b.Candidates,
+			Screens:            b.Screens,
+			MaxScreens:         b.MaxScreens,
+			PromotionsPerPulse: b.PromotionsPerPulse,
+			MaxPromotions:      b.MaxPromotions,
+			Transfers:          b.Transfers,
+			LoginBurst:         b.LoginBurst,
 		},
 		Queues: Queues{
-			Backlog: pipeline.DefaultBacklogCapacity,
-			Cold:    pipeline.DefaultColdCapacity,
+			Backlog: d.Queues.Backlog,
+			Cold:    d.Queues.Cold,
 		},
 		Allocator: Allocator{
-			MinResidence:   pipeline.DefaultMinResidence,
-			DemandHalfLife: pipeline.DefaultDemandHalfLife,
-			DemandHorizon:  pipeline.DefaultDemandHorizon,
+			MinResidence:   d.Allocator.MinResidence,
+			DemandHalfLife: d.Allocator.DemandHalfLife,
+			DemandHorizon:  d.Allocator.DemandHorizon,
 		},
-		PromotionTimeout: pipeline.DefaultPromotionTimeout,
-		UniquePlacement:  UniquePlacement{Radius: DefaultUniqueRadius},
+		PromotionTimeout: d.PromotionTimeout,
+		UniquePlacement:  UniquePlacement{Radius: d.Live.UniqueRadius},
 		Memory: Memory{
-			SpatialResolution: memory.DefaultSpatialResolution,
-			PendingThreshold:  memory.DefaultPendingThreshold,
-			RebuildInterval:   memory.DefaultRebuildInterval,
+			SpatialResolution: d.Memory.SpatialResolution,
+			PendingThreshold:  d.Memory.PendingThreshold,
+			RebuildInterval:   d.Memory.RebuildInterval,
 		},
 	}
 }

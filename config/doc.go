@@ -60,8 +60,8 @@
 //
 // # Using a Config
 //
-// The engine builds its parts from a Config with Region.BuildShape,
-// Region.BuildDistribution, Region.PipelineOptions, Region.MemoryOptions,
-// Procedural.Params, World.AnvilOptions, Archive.Limits, Auth.Resolve and
-// NetworkSink.Secret.
+// The engine knows nothing of YAML: Config.Spec translates a Config into
+// an engine.Spec, the plain Go description engine.New and
+// engine.Engine.Reload take (Region.Spec translates one region). The HTTP
+// server's parts come from Server and Auth.Resolve.
 package config

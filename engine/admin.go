@@ -9,9 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/memory"
-	"github.com/rtpengine/rtp/ttl"
 	"github.com/rtpengine/rtp/verify/claims"
 )
 
@@ -117,33 +115,31 @@ func (e *RestartError) Error() string {
 	return "restart needed for: " + strings.Join(e.Changes, "; ")
 }
 
-// Reload applies a new configuration to the running engine. What can
-// change live is applied:
+// Reload applies a new Spec to the running engine. What can change live
+// is applied:
 //
-//   - the TTL policy: ttl_file is read again (also when its path changed);
-//     rejections recorded from then on get the new TTLs, and probation
-//     windows follow the new policy;
-//   - per region: sinks.general.capacity and sinks.network.capacity
+//   - the TTL policy: Spec.TTL, or Spec.TTLPath read again (also when the
+//     path changed); rejections recorded from then on get the new TTLs,
+//     and probation windows follow the new policy;
+//   - per region, its RegionLive: GeneralCapacity and NetworkCapacity
 //     (SetCapacity: a smaller capacity evicts nothing at once),
-//     sinks.login.player_cap, pulse, unique_placement.radius, budget
-//     (SetBudget, from the next pulse);
-//   - which regions the claims store verifies (the regions lists of claims
-//     verifiers). A region that gains it has its pipeline cleared, since its
-//     cached locations were not checked against claims.
+//     PlayerCap, Pulse, UniqueRadius, Budget (SetBudget, from the next
+//     pulse);
+//   - which regions the claims store verifies (the Regions of claims
+//     verifiers). A region that gains it has its pipeline cleared, since
+//     its cached locations were not checked against claims.
 //
-// Server and auth are the HTTP server's and are ignored. Any other change
-// (data folder, database, archive, worlds, regions added or removed, a
-// region's world, shape, distribution, safety, queues, allocator,
-// promotion timeout, memory, sinks enabled or disabled, the network lease
-// or secret, the personal capacity, http verifiers) is refused: Reload then
-// applies nothing and returns an *Error of ReasonRestartNeeded whose Err
-// is a *RestartError listing every change. An invalid configuration or
-// ttl.yml is an *Error of ReasonInvalid, and nothing is applied either.
-func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
-	if cfg == nil {
-		return &Error{Reason: ReasonInvalid, Err: errors.New("nil config")}
-	}
-	if err := cfg.Validate(); err != nil {
+// Any other change (compared field by field, defaults filled in: the data
+// folder, database, archive, worlds, regions added or removed, every field
+// of a region but Live, the http verifiers, ScreenWorkers, Handouts,
+// HandoutLifespan) is refused: Reload then applies nothing and returns an
+// *Error of ReasonRestartNeeded whose Err is a *RestartError listing every
+// change. An invalid spec or ttl.yml is an *Error of ReasonInvalid, and
+// nothing is applied either. An embedder's world (WorldSpec.Source) is
+// unchanged when it is the same value (==).
+func (e *Engine) Reload(ctx context.Context, spec Spec) error {
+	spec, err := spec.resolve()
+	if err != nil {
 		return &Error{Reason: ReasonInvalid, Err: err}
 	}
 	if err := ctx.Err(); err != nil {
@@ -154,17 +150,17 @@ func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 	if e.stopped() {
 		return &Error{Reason: ReasonShutdown}
 	}
-	old := e.cfg
-	if changes := restartChanges(old, cfg); len(changes) > 0 {
+	old := e.spec
+	if changes := restartChanges(old, spec); len(changes) > 0 {
 		return &Error{Reason: ReasonRestartNeeded, Err: &RestartError{Changes: changes}}
 	}
-	policy, err := ttl.LoadFileOrDefault(cfg.TTLPath())
+	policy, err := loadPolicy(spec)
 	if err != nil {
 		return &Error{Reason: ReasonInvalid, Err: err}
 	}
 	for _, name := range e.names {
 		r := e.regions[name]
-		was, now := claimsVerify(old, name), claimsVerify(cfg, name)
+		was, now := claimsVerify(old.Verifiers, name), claimsVerify(spec.Verifiers, name)
 		switch {
 		case now && !was:
 			if err := e.claims.Register(r.verifier); err != nil {
@@ -177,38 +173,32 @@ func (e *Engine) Reload(ctx context.Context, cfg *config.Config) error {
 	}
 	e.policy.Store(policy)
 	for _, name := range e.names {
-		r, rc := e.regions[name], cfg.Regions[name]
-		r.pipe.General().SetCapacity(rc.Sinks.General.Capacity)
+		r, live := e.regions[name], spec.Regions[name].Live
+		r.pipe.General().SetCapacity(live.GeneralCapacity)
 		if n := r.pipe.Network(); n != nil {
-			n.SetCapacity(rc.Sinks.Network.Capacity)
+			n.SetCapacity(live.NetworkCapacity)
 		}
 		if l := r.pipe.Login(); l != nil {
-			l.SetPlayerCap(rc.Sinks.Login.PlayerCap)
+			l.SetPlayerCap(live.PlayerCap)
 		}
-		r.period.Store(int64(rc.Pulse))
-		if err := r.pipe.SetBudget(rc.PipelineOptions(name).Budget); err != nil {
-			// cfg validated: only a closed pipeline refuses it.
+		r.period.Store(int64(live.Pulse))
+		if err := r.pipe.SetBudget(live.Budget); err != nil {
+			// spec validated: only a closed pipeline refuses it.
 			r.log.Warn("engine: reload: budget not applied", "err", err)
 		}
-		r.unique.Store(rc.UniquePlacement.Radius)
+		r.unique.Store(live.uniqueRadius())
 	}
-	e.cfg = cfg
+	e.spec = spec
 	e.log.Info("engine: configuration reloaded")
 	return nil
 }
 
-// restartChanges lists the differences between a and b that a running
-// engine cannot apply (see Reload).
-func restartChanges(a, b *config.Config) []string {
+// restartChanges lists the differences between the resolved specs a and b
+// that a running engine cannot apply (see Reload): the fields of Spec, of
+// WorldSpec and of RegionSpec but the live ones, by name.
+func restartChanges(a, b Spec) []string {
 	var out []string
-	diff := func(what string, x, y any) {
-		if !reflect.DeepEqual(x, y) {
-			out = append(out, what)
-		}
-	}
-	diff("data_dir", a.DataDir, b.DataDir)
-	diff("database", a.Database, b.Database)
-	diff("archive", a.Archive, b.Archive)
+	out = appendFieldDiffs(out, "", a, b, "TTLPath", "TTL", "Worlds", "Regions", "Verifiers")
 	for _, name := range unionKeys(a.Worlds, b.Worlds) {
 		x, inA := a.Worlds[name]
 		y, inB := b.Worlds[name]
@@ -218,7 +208,7 @@ func restartChanges(a, b *config.Config) []string {
 		case !inB:
 			out = append(out, fmt.Sprintf("world %q removed", name))
 		default:
-			diff(fmt.Sprintf("world %q", name), x, y)
+			out = appendFieldDiffs(out, fmt.Sprintf("world %q: ", name), x, y)
 		}
 	}
 	for _, name := range unionKeys(a.Regions, b.Regions) {
@@ -227,36 +217,58 @@ func restartChanges(a, b *config.Config) []string {
 		switch {
 		case !inA:
 			out = append(out, fmt.Sprintf("region %q added", name))
-			continue
 		case !inB:
 			out = append(out, fmt.Sprintf("region %q removed", name))
-			continue
+		default:
+			out = appendFieldDiffs(out, fmt.Sprintf("region %q: ", name), x, y, "Live")
 		}
-		p := fmt.Sprintf("region %q: ", name)
-		diff(p+"world", x.World, y.World)
-		diff(p+"shape", x.Shape, y.Shape)
-		diff(p+"distribution", x.Distribution, y.Distribution)
-		diff(p+"safety", x.Safety, y.Safety)
-		diff(p+"queues", x.Queues, y.Queues)
-		diff(p+"allocator", x.Allocator, y.Allocator)
-		diff(p+"promotion_timeout", x.PromotionTimeout, y.PromotionTimeout)
-		diff(p+"memory", x.Memory, y.Memory)
-		diff(p+"sinks.login.enabled", x.Sinks.Login.Enabled, y.Sinks.Login.Enabled)
-		diff(p+"sinks.network.enabled", x.Sinks.Network.Enabled, y.Sinks.Network.Enabled)
-		diff(p+"sinks.network.lease", x.Sinks.Network.Lease, y.Sinks.Network.Lease)
-		diff(p+"sinks.network.secret_file", x.Sinks.Network.SecretFile, y.Sinks.Network.SecretFile)
-		diff(p+"sinks.personal", x.Sinks.Personal, y.Sinks.Personal)
 	}
-	diff("http verifiers", httpOnly(a.Verifiers), httpOnly(b.Verifiers))
-	diff("screen_workers", a.ScreenWorkers, b.ScreenWorkers)
+	if !reflect.DeepEqual(httpOnly(a.Verifiers), httpOnly(b.Verifiers)) {
+		out = append(out, "http verifiers")
+	}
 	return out
 }
 
+// appendFieldDiffs appends prefix+name for every field of the structs a
+// and b (of one type) that differs, but those skipped.
+func appendFieldDiffs(out []string, prefix string, a, b any, skip ...string) []string {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	t := va.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if slices.Contains(skip, f.Name) {
+			continue
+		}
+		if !sameValue(va.Field(i), vb.Field(i)) {
+			out = append(out, prefix+f.Name)
+		}
+	}
+	return out
+}
+
+// sameValue compares two field values: interfaces holding pointers (an
+// embedder's world.Source, a geom.Shape) by identity, the rest deeply.
+func sameValue(x, y reflect.Value) bool {
+	if x.Kind() == reflect.Interface {
+		if x.IsNil() || y.IsNil() {
+			return x.IsNil() == y.IsNil()
+		}
+		x, y = x.Elem(), y.Elem()
+		if x.Type() != y.Type() {
+			return false
+		}
+		if x.Kind() == reflect.Pointer {
+			return x.Pointer() == y.Pointer()
+		}
+	}
+	return reflect.DeepEqual(x.Interface(), y.Interface())
+}
+
 // httpOnly returns the http verifiers of vs.
-func httpOnly(vs []config.Verifier) []config.Verifier {
-	var out []config.Verifier
+func httpOnly(vs []VerifierSpec) []VerifierSpec {
+	var out []VerifierSpec
 	for _, v := range vs {
-		if v.Kind == config.KindHTTP {
+		if v.Kind == VerifierHTTP {
 			out = append(out, v)
 		}
 	}

@@ -153,7 +153,7 @@ func TestReload(t *testing.T) {
 	live.Server.Listen = "127.0.0.1:9999" // the server's: ignored
 	live.Verifiers = []config.Verifier{{Name: "claims", Kind: config.KindClaims, Regions: []string{"b"}}}
 	writeTTL("causes:\n  safetyExternal: 2h\n")
-	if err := e.Reload(t.Context(), live); err != nil {
+	if err := e.Reload(t.Context(), specOf(t, live)); err != nil {
 		t.Fatalf("Reload of live changes = %v", err)
 	}
 	p := r.Pipeline()
@@ -178,7 +178,7 @@ func TestReload(t *testing.T) {
 	}
 	back := mk()
 	back.Regions["default"] = rc
-	if err := e.Reload(t.Context(), back); err != nil {
+	if err := e.Reload(t.Context(), specOf(t, back)); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.Verifiers().Sources(); !slices.Equal(got, []string{"claims"}) {
@@ -199,12 +199,12 @@ func TestReload(t *testing.T) {
 	restart.Worlds[config.DefaultWorldName] = w
 	restart.Verifiers = []config.Verifier{{Name: "gp", Kind: config.KindHTTP, URL: "http://127.0.0.1:1/v", Timeout: time.Second}}
 	restart.ScreenWorkers = 3
-	err := e.Reload(t.Context(), restart)
+	err := e.Reload(t.Context(), specOf(t, restart))
 	var re *engine.RestartError
 	if reason(err) != engine.ReasonRestartNeeded || !errors.As(err, &re) {
 		t.Fatalf("Reload with restart changes = %v, want %s with a *RestartError", err, engine.ReasonRestartNeeded)
 	}
-	for _, want := range []string{`world "world"`, `region "b" removed`, `region "c" added`, `region "default": shape`, "http verifiers", "screen_workers"} {
+	for _, want := range []string{`world "world": Procedural`, `region "b" removed`, `region "c" added`, `region "default": Shape`, "http verifiers", "ScreenWorkers"} {
 		if !slices.Contains(re.Changes, want) {
 			t.Errorf("changes %q lack %q", re.Changes, want)
 		}
@@ -221,11 +221,18 @@ func TestReload(t *testing.T) {
 	rcb := bad.Regions["default"]
 	rcb.Sinks.General.Capacity = -1
 	bad.Regions["default"] = rcb
-	if err := e.Reload(t.Context(), bad); reason(err) != engine.ReasonInvalid {
-		t.Errorf("Reload of an invalid config = %v, want %s", err, engine.ReasonInvalid)
+	if _, err := bad.Spec(); err == nil {
+		t.Errorf("Spec of an invalid config: no error")
+	}
+	badSpec := specOf(t, mk())
+	rsb := badSpec.Regions["default"]
+	rsb.Live.GeneralCapacity = -1
+	badSpec.Regions["default"] = rsb
+	if err := e.Reload(t.Context(), badSpec); reason(err) != engine.ReasonInvalid {
+		t.Errorf("Reload of an invalid spec = %v, want %s", err, engine.ReasonInvalid)
 	}
 	writeTTL("causes:\n  safetyExternal: forever\n")
-	if err := e.Reload(t.Context(), live); reason(err) != engine.ReasonInvalid || !strings.Contains(err.Error(), "ttl") {
+	if err := e.Reload(t.Context(), specOf(t, live)); reason(err) != engine.ReasonInvalid || !strings.Contains(err.Error(), "ttl") {
 		t.Errorf("Reload with a bad ttl.yml = %v, want %s naming ttl", err, engine.ReasonInvalid)
 	}
 	if got := ttlOf("z"); got != 7200 {
@@ -234,7 +241,7 @@ func TestReload(t *testing.T) {
 	if err := e.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Reload(t.Context(), live); reason(err) != engine.ReasonShutdown {
+	if err := e.Reload(t.Context(), specOf(t, live)); reason(err) != engine.ReasonShutdown {
 		t.Errorf("Reload after Close = %v, want %s", err, engine.ReasonShutdown)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"time"
-
-	"github.com/rtpengine/rtp/config"
 )
 
 // More reasons a call fails, in Error.Reason (see also teleport.go).
@@ -40,12 +38,21 @@ type Reservation struct {
 }
 
 // Latency summarizes the durations of the teleports served since start.
+// The quantiles and the buckets are read from one histogram, so they agree.
+// The zero value is an empty summary; a Latency is comparable.
 type Latency struct {
 	Count uint64        `json:"count"`
 	P50   time.Duration `json:"p50"`
 	P90   time.Duration `json:"p90"`
 	P99   time.Duration `json:"p99"`
 	Max   time.Duration `json:"max"`
+	// Sum is the total of the recorded durations.
+	Sum time.Duration `json:"-"`
+	// Buckets is the cumulative distribution: Buckets[i] counts the
+	// durations below LatencyBound(i). It is exact (the bounds are bucket
+	// edges of the underlying histogram) and is what a metrics exporter
+	// publishes as a histogram.
+	Buckets [LatencyBuckets]uint64 `json:"-"`
 }
 
 // Engine methods of the service API: the signatures are the contract the
@@ -67,6 +74,6 @@ var _ interface {
 	ScanPause(region string) error
 	ScanResume(region string) error
 	ExportMemory(region string, w io.Writer) error
-	Reload(ctx context.Context, cfg *config.Config) error
+	Reload(ctx context.Context, spec Spec) error
 	Ready() error
 } = (*Engine)(nil)

@@ -5,9 +5,20 @@
 // TTL policy that says how long rejections are remembered. It is the
 // service API the HTTP server (package server) is written against.
 //
+// # Spec
+//
+// An Engine runs a Spec: plain Go values naming the data folder, the
+// worlds (built-in procedural or Minecraft worlds, or any world.Source of
+// the embedder's), the regions with their fixed settings and their live
+// ones (RegionLive, which Reload applies), the verifiers and the handout
+// bounds. The engine knows nothing of YAML: package config translates an
+// rtp.yml into a Spec (config.Config.Spec). A Go program embeds the engine
+// by writing a Spec itself (see the example and examples/embed); the zero
+// Spec runs one procedural world with one default region.
+//
 // # Lifecycle
 //
-// New opens everything a configuration names, in the data folder:
+// New opens everything a Spec names, in the data folder:
 //
 //	<data>/archive.db          terrain archive (SQLite) of the first
 //	                           procedural world, in name order; a failure
@@ -25,7 +36,7 @@
 //
 // and restores each region's persisted locations as cold entries. Every
 // region's pipeline shares one screening gate (Options.ScreenWorkers over
-// the configuration's screen_workers: by default GOMAXPROCS-1), so the
+// Spec.ScreenWorkers: by default GOMAXPROCS-1), so the
 // refill never takes every processor from the requests. Run then drives
 // every region: one pulse loop per region (Region.Pulse period)
 // calling pipeline.Pulse, the memory table's rebuild loop, a periodic save
@@ -46,10 +57,11 @@
 // token's lease (Token), the login reserve (Sink "login", falling through
 // to the general sink when empty), the player's personal queue (when it
 // holds a location, or explicitly with Sink "personal"), a named extra
-// sink, or the general sink. On a miss it waits, bounded by its context,
-// for the next entry to land in the sink it waits on (the pipeline's
-// OnPromote: a promotion, a transfer or a returning lease), and tries
-// again; a region whose scan is paused fails at once with ReasonPaused. It
+// sink, or the general sink: one call of pipeline.Pipeline.Take, which
+// routes the request and, under unique placement, asks the engine to
+// admit each entry. On a miss it waits, bounded by its context, for the
+// next entry to land in the sink it waits on (a promotion, a transfer or
+// a returning lease), and tries again; a region whose scan is paused fails at once with ReasonPaused. It
 // never fails silently: every failure is an *Error carrying a Reason. The
 // location carries the biome of its landing column, the sink that served
 // it and how long the request took; its reservation stays open until
@@ -76,21 +88,21 @@
 //
 // # Unique placement
 //
-// With config.UniquePlacement.Radius set, every location handed out (by
-// Teleport or Redeem) has its area marked: each chunk of the region's
-// shape whose centre lies within the radius, and the location's own chunk,
-// is recorded as rejected with memory.CauseUniquePlacement (dynamic tier,
-// TTL causes.uniquePlacement). The marks are queued (a bounded queue; a
-// full one loses the place and counts it) and applied off the teleport
-// path by the region's marker, which rebuilds the memory table after each
-// batch so that they count at once. Locations already cached in a marked
-// area are dropped where the engine sees them cheaply: a hot entry taken
-// from a sink is checked with one lock-free memory.Table.IsBad lookup and
-// closed instead of handed out; the promotion check (and with it the
-// recheck of transfers) refuses a chunk memory holds as rejected, which
-// keeps cold entries out. Leases already reserved for a network token are
-// handed out regardless, since they were promised. A cancelled location is
-// not given back to cold while unique placement is on.
+// With RegionLive.UniqueRadius positive (default 2 blocks), no spot is
+// handed out twice while its mark lasts (TTL causes.uniquePlacement), and
+// none closer than the radius to another. Spots are kept column by column
+// (placement.go: 256 bits per chunk that holds one), checked and recorded
+// in one step when an entry is taken from a sink (the pipeline's admission
+// hook), skipped by screening, and journaled with the location writes so
+// that a crash loses none. A radius that leaves a whole chunk without a
+// free column also marks that chunk in memory, off the teleport path; past
+// 64 blocks spacing is kept chunk by chunk (every chunk whose centre lies
+// within the radius). Locations cached in a marked area, or too close to a
+// spot handed out since they were cached, are closed when taken instead of
+// handed out (Stats.Unique.Dropped). Leases already reserved for a network
+// token are handed out regardless, since they were promised, and their
+// spot is recorded. A cancelled location's spot is released and the
+// location given back to cold.
 //
 // # Scan control and reload
 //
@@ -98,10 +110,9 @@
 // is ready), ScanResume restarts them, ScanReset empties the region's
 // memory (an empty memory file loaded into its table) and its pipeline,
 // and ExportMemory writes the memory's debug JSON. Reload applies a new
-// configuration's live settings (TTL policy, sink capacities, login player
-// cap, pulse period, unique-placement radius, which regions the claims
-// store verifies) and refuses, applying nothing, one that changes anything
-// else (ReasonRestartNeeded, with a *RestartError listing the changes).
-// The pipeline cannot change its per-pulse budget while it runs, so a
-// budget change needs a restart.
+// Spec's live settings (the TTL policy, each region's RegionLive: sink
+// capacities, login player cap, pulse period, budget, unique-placement
+// radius; which regions the claims store verifies) and refuses, applying
+// nothing, one that changes anything else (ReasonRestartNeeded, with a
+// *RestartError naming each changed field).
 package engine

@@ -18,7 +18,6 @@ import (
 
 	"github.com/rtpengine/rtp/world/anvil"
 
-	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/pipeline"
@@ -78,8 +77,8 @@ type Options struct {
 	// 10 ms). Default DefaultHandoutLifespan (5 min).
 	HandoutLifespan time.Duration
 	// ScreenWorkers bounds the screenings running at once across every
-	// region (see pipeline.Gate). Default 0: the configuration's
-	// screen_workers, whose 0 is one fewer than GOMAXPROCS, at least 1, so
+	// region (see pipeline.Gate). Default 0: Spec.ScreenWorkers,
+	// whose 0 is one fewer than GOMAXPROCS, at least 1, so
 	// that a processor is always free to answer requests while the caches
 	// fill; negative: no bound but each region's MaxScreens (for a process
 	// that answers no requests, such as rtp pregen).
@@ -96,8 +95,8 @@ type Options struct {
 	Handouts HandoutLimits
 }
 
-// screenGate returns the gate for Options.ScreenWorkers (opt) over the
-// configuration's screen_workers (cfg).
+// screenGate returns the gate for Options.ScreenWorkers (opt) over
+// Spec.ScreenWorkers (cfg).
 func screenGate(opt, cfg int) *pipeline.Gate {
 	n := opt
 	if n == 0 {
@@ -136,7 +135,7 @@ func (o Options) sweepInterval() time.Duration {
 	return min(max(o.HandoutLifespan/10, 10*time.Millisecond), time.Second)
 }
 
-// Engine runs the regions of one configuration (see the package
+// Engine runs the regions of one Spec (see the package
 // documentation).
 //
 // Make one with New; the zero value is not usable. An Engine is safe for
@@ -167,8 +166,8 @@ type Engine struct {
 
 	reloadMu sync.Mutex
 	// reloadMu protects the following field (New writes it before the
-	// Engine is shared).
-	cfg *config.Config
+	// Engine is shared): the spec in force, resolved.
+	spec Spec
 }
 
 // worldState is one world's chunk source and resident store.
@@ -181,31 +180,29 @@ type worldState struct {
 	watch    *watcher // Minecraft worlds, unless Options.WatchPeriod < 0
 }
 
-// New opens what cfg names and builds every world and region (see the
+// New opens what spec names and builds every world and region (see the
 // package documentation). On error everything opened so far is closed.
-func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err error) {
-	if cfg == nil {
-		return nil, errors.New("engine: nil config")
+func New(ctx context.Context, spec Spec, opts Options) (_ *Engine, err error) {
+	spec, err = spec.resolve()
+	if err != nil {
+		return nil, err
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	// The configuration's handout bounds apply where the embedder set none.
+	// The spec's handout bounds apply where the embedder set none.
 	if opts.HandoutLifespan == 0 {
-		opts.HandoutLifespan = cfg.Handouts.Lifespan
+		opts.HandoutLifespan = spec.HandoutLifespan
 	}
 	if opts.Handouts == (HandoutLimits{}) {
-		opts.Handouts = HandoutLimits{PerPlayer: cfg.Handouts.MaxPerPlayer, Total: cfg.Handouts.MaxOpen}
+		opts.Handouts = spec.Handouts
 	}
 	opts = opts.withDefaults()
 	e := &Engine{
 		opts:     opts,
 		log:      opts.Logger,
-		cfg:      cfg,
+		spec:     spec,
 		worlds:   map[string]*worldState{},
 		regions:  map[string]*Region{},
 		stopping: make(chan struct{}),
-		gate:     screenGate(opts.ScreenWorkers, cfg.ScreenWorkers),
+		gate:     screenGate(opts.ScreenWorkers, spec.ScreenWorkers),
 		runDone:  make(chan struct{}),
 	}
 	e.out.init()
@@ -217,22 +214,22 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 			_ = e.shutdown(cctx)
 		}
 	}()
-	if err := os.MkdirAll(filepath.Join(cfg.DataDir, MemoryDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(spec.DataDir, MemoryDir), 0o755); err != nil {
 		return nil, fmt.Errorf("engine: data folder: %w", err)
 	}
-	policy, err := ttl.LoadFileOrDefault(cfg.TTLPath())
+	policy, err := loadPolicy(spec)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.policy.Store(policy)
-	if e.claims, err = claims.Open(ctx, cfg.InDataDir(ClaimsFile), claims.Options{Clock: opts.Clock, Logger: e.log}); err != nil {
+	if e.claims, err = claims.Open(ctx, inDir(spec.DataDir, ClaimsFile), claims.Options{Clock: opts.Clock, Logger: e.log}); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	if e.db, err = sqlitepersist.Open(ctx, cfg.DatabasePath(), sqlitepersist.Options{Logger: e.log}); err != nil {
+	if e.db, err = sqlitepersist.Open(ctx, spec.Database, sqlitepersist.Options{Logger: e.log}); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	for _, v := range cfg.Verifiers {
-		if v.Kind != config.KindHTTP {
+	for _, v := range spec.Verifiers {
+		if v.Kind != VerifierHTTP {
 			continue
 		}
 		hv, err := httpverify.New(v.Name, v.URL, httpverify.Options{Timeout: v.Timeout})
@@ -241,32 +238,35 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 		}
 		e.http = append(e.http, hv)
 	}
-	worldNames := make([]string, 0, len(cfg.Worlds))
-	for name := range cfg.Worlds {
+	worldNames := make([]string, 0, len(spec.Worlds))
+	for name := range spec.Worlds {
 		worldNames = append(worldNames, name)
 	}
 	slices.Sort(worldNames)
 	procedural := 0
 	for _, name := range worldNames {
-		wc := cfg.Worlds[name]
+		ws := spec.Worlds[name]
 		var w *worldState
-		if wc.Kind == config.KindProcedural {
-			w, err = e.openProcedural(ctx, name, wc, archivePath(cfg, procedural, name))
+		switch ws.kind() {
+		case "procedural":
+			w, err = e.openProcedural(ctx, name, *ws.Procedural, archivePath(spec.Archive.Path, procedural, name))
 			procedural++
-		} else {
-			w, err = e.openMinecraft(ctx, name, wc)
+		case "minecraft":
+			w, err = e.openMinecraft(ctx, name, *ws.Minecraft)
+		default:
+			w = e.openSource(name, ws.Source)
 		}
 		if err != nil {
 			return nil, err
 		}
 		e.worlds[name] = w
 	}
-	for name := range cfg.Regions {
+	for name := range spec.Regions {
 		e.names = append(e.names, name)
 	}
 	slices.Sort(e.names)
 	for _, name := range e.names {
-		r, err := e.openRegion(ctx, name, cfg.Regions[name])
+		r, err := e.openRegion(ctx, name, spec.Regions[name])
 		if err != nil {
 			return nil, err
 		}
@@ -275,13 +275,20 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Engine, err 
 	return e, nil
 }
 
+// loadPolicy returns the TTL policy of a resolved spec.
+func loadPolicy(spec Spec) (*ttl.Policy, error) {
+	if spec.TTL != nil {
+		return spec.TTL, nil
+	}
+	return ttl.LoadFileOrDefault(spec.TTLPath)
+}
+
 // archivePath returns the archive file of the n-th procedural world in
-// name order (n from 0): the configured path for the first, and beside it
+// name order (n from 0): p for the first, and beside it
 // "<base>-<world><ext>" for the others (archive.db -> archive-<world>.db;
-// ".db" when the configured name has no extension). An archive store
-// serves one archive at a time, so every procedural world has its own.
-func archivePath(cfg *config.Config, n int, world string) string {
-	p := cfg.ArchivePath()
+// ".db" when p has no extension). An archive store serves one archive at
+// a time, so every procedural world has its own.
+func archivePath(p string, n int, world string) string {
 	if n == 0 {
 		return p
 	}
@@ -292,18 +299,21 @@ func archivePath(cfg *config.Config, n int, world string) string {
 	return strings.TrimSuffix(p, filepath.Ext(p)) + "-" + world + ext
 }
 
+// openSource wraps an embedder's world in a resident store.
+func (e *Engine) openSource(name string, src world.Source) *worldState {
+	w := &worldState{name: name, source: src}
+	w.resident = world.NewResident(src, world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name)})
+	return w
+}
+
 // openMinecraft builds a Minecraft world: its save folder read through
 // world/anvil (read-only), behind a resident store.
-func (e *Engine) openMinecraft(ctx context.Context, name string, wc config.World) (*worldState, error) {
-	opts, err := wc.AnvilOptions()
+func (e *Engine) openMinecraft(ctx context.Context, name string, mc MinecraftWorld) (*worldState, error) {
+	src, err := anvil.Open(mc.Path, anvil.Options{Dimension: mc.Dimension, RegionDir: mc.RegionDir})
 	if err != nil {
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}
-	src, err := anvil.Open(wc.Path, opts)
-	if err != nil {
-		return nil, fmt.Errorf("engine: world %q: %w", name, err)
-	}
-	w := &worldState{name: name, source: src, closer: src, watch: e.newWatcher(ctx, name, src)}
+	w := &worldState{name: name, source: src, closer: src, watch: e.newWatcher(ctx, name, mc.WatchPeriod, src)}
 	ropts := world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name)}
 	if w.watch != nil {
 		ropts.Epochs = w.watch.epochs
@@ -315,17 +325,17 @@ func (e *Engine) openMinecraft(ctx context.Context, name string, wc config.World
 // openProcedural builds a procedural world: procgen -> archive (its store
 // at path) -> procworld -> resident store. A store that fails to open is
 // logged once by the archive, which then runs without one.
-func (e *Engine) openProcedural(ctx context.Context, name string, wc config.World, path string) (*worldState, error) {
-	gen, err := procgen.New(wc.Procedural.Params())
+func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralWorld, path string) (*worldState, error) {
+	gen, err := procgen.New(pw.Params)
 	if err != nil {
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}
 	aopts := archive.Options{Logger: e.log.With("world", name), Clock: e.opts.Clock}
 	var store archive.Store
-	if e.cfg.Archive.Disabled {
+	if e.spec.Archive.Disabled {
 		aopts.StoreError = errors.New("archive disabled in the configuration")
 	} else {
-		s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Limits: e.cfg.Archive.Limits(), Logger: e.log})
+		s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Limits: e.spec.Archive.Limits, Logger: e.log})
 		if err != nil {
 			aopts.StoreError = err
 		} else {
@@ -340,7 +350,7 @@ func (e *Engine) openProcedural(ctx context.Context, name string, wc config.Worl
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}
 	w := &worldState{name: name, archive: arch}
-	if w.source, err = procworld.New(arch, procworld.Options{CacheTiles: wc.TileCache}); err != nil {
+	if w.source, err = procworld.New(arch, procworld.Options{CacheTiles: pw.TileCache}); err != nil {
 		_ = arch.Close(ctx)
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}
@@ -348,13 +358,55 @@ func (e *Engine) openProcedural(ctx context.Context, name string, wc config.Worl
 	return w, nil
 }
 
-// regionKey is the configuration a region's persisted locations were
-// verified under: a change of any of it drops them on the next start.
+// regionKey is what a region's persisted locations were verified under: a
+// change of any of it drops them on the next start. Its JSON form keeps
+// the field names of the keys written before Spec existed, so that an
+// upgrade keeps the locations of an unchanged configuration.
 type regionKey struct {
-	World     config.World
-	Shape     config.Shape
+	World     worldKey
+	Shape     any // shapeKey, or the String of a Geom shape
 	Safety    safety.Rules
 	Verifiers []string
+}
+
+// worldKey is the identity of a world's content.
+type worldKey struct {
+	Kind       string
+	Procedural procgen.Params
+	Path       string
+	Dimension  string
+	RegionDir  string
+	Key        string `json:",omitempty"` // an embedder's world
+}
+
+// shapeKey is a ShapeSpec's identity.
+type shapeKey struct {
+	Kind             string
+	CenterX, CenterZ int64
+	Radius, Inner    int64
+	RadiusX, RadiusZ int64
+	InnerX, InnerZ   int64
+	Rotation         float64
+}
+
+// keyOf returns the identity of a resolved world.
+func keyOf(w WorldSpec) worldKey {
+	switch w.kind() {
+	case "procedural":
+		return worldKey{Kind: "procedural", Procedural: w.Procedural.Params, Dimension: anvil.Overworld.String()}
+	case "minecraft":
+		m := w.Minecraft
+		return worldKey{Kind: "minecraft", Procedural: procgen.DefaultParams(), Path: m.Path, Dimension: m.Dimension.String(), RegionDir: m.RegionDir}
+	}
+	return worldKey{Kind: "source", Key: w.Key}
+}
+
+// shapeKeyOf returns the identity of a resolved region's shape.
+func shapeKeyOf(r RegionSpec) any {
+	if r.Geom != nil {
+		return r.Geom.String()
+	}
+	return shapeKey(r.Shape)
 }
 
 // ttl is the memory tables' TTL function: the policy in force, which
@@ -365,42 +417,42 @@ func (e *Engine) ttl(c memory.Cause, source string) time.Duration {
 
 // openRegion builds a region: memory table, checker, verifiers, pipeline,
 // and restores its persisted locations.
-func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) (*Region, error) {
-	w, ok := e.worlds[rc.World]
+func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*Region, error) {
+	w, ok := e.worlds[rs.World]
 	if !ok {
-		return nil, fmt.Errorf("engine: region %q: unknown world %q", name, rc.World)
+		return nil, fmt.Errorf("engine: region %q: unknown world %q", name, rs.World)
 	}
-	shape, err := rc.BuildShape()
+	shape := rs.Geom
+	if shape == nil {
+		var err error
+		if shape, err = rs.Shape.Build(); err != nil {
+			return nil, fmt.Errorf("engine: region %q: %w", name, err)
+		}
+	}
+	dist := rs.Distribution
+	checker, err := safety.NewWithOptions(rs.Safety, safety.Options{Logger: e.log.With("region", name)})
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
 	}
-	dist, err := rc.BuildDistribution()
-	if err != nil {
-		return nil, fmt.Errorf("engine: region %q: %w", name, err)
-	}
-	checker, err := safety.NewWithOptions(rc.Safety, safety.Options{Logger: e.log.With("region", name)})
-	if err != nil {
-		return nil, fmt.Errorf("engine: region %q: %w", name, err)
-	}
-	https := e.httpVerifiers(e.cfg, name)
+	https := e.httpVerifiers(e.spec.Verifiers, name)
 	timeout := verify.DefaultTimeout
-	for _, v := range e.cfg.Verifiers {
-		if v.Kind == config.KindHTTP && listsRegion(v, name) {
+	for _, v := range e.spec.Verifiers {
+		if v.Kind == VerifierHTTP && listsRegion(v, name) {
 			timeout = max(timeout, v.Timeout)
 		}
 	}
 	r := &Region{
 		e:          e,
 		name:       name,
-		cfg:        rc,
+		spec:       rs,
 		world:      w,
 		shape:      shape,
 		dist:       dist,
 		checker:    checker,
-		memPath:    filepath.Join(e.cfg.DataDir, MemoryDir, name+".bin"),
+		memPath:    filepath.Join(e.spec.DataDir, MemoryDir, name+".bin"),
 		log:        e.log.With("region", name),
 		verifier:   verify.New(verify.Options{Timeout: timeout}),
-		leaseTTL:   rc.Sinks.Network.Lease,
+		leaseTTL:   rs.Sinks.Network.Lease,
 		firstPulse: make(chan struct{}),
 		marks:      make(chan geom.Block, markQueue),
 		placed:     newPlacements(),
@@ -408,15 +460,15 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	if w.watch != nil {
 		w.watch.perRegion[name] = &regionWatch{}
 	}
-	r.period.Store(int64(rc.Pulse))
-	r.unique.Store(rc.UniquePlacement.Radius)
-	mopts := rc.MemoryOptions()
+	r.period.Store(int64(rs.Live.Pulse))
+	r.unique.Store(rs.Live.uniqueRadius())
+	mopts := rs.memoryOptions()
 	mopts.Shape = shape
 	if _, ok := dist.(geom.Expand); ok {
 		// Room past the edge for as many chunks as the shape holds.
 		mopts.Len = geom.ExpandedUniverse(shape, shape.Len())
 	}
-	mopts.World = rc.World
+	mopts.World = rs.World
 	mopts.TTL = e.ttl
 	mopts.Clock = e.opts.Clock
 	mopts.OnRecord = r.record
@@ -433,7 +485,7 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	case err != nil:
 		return nil, fmt.Errorf("engine: region %q: memory: %w", name, err)
 	}
-	if claimsVerify(e.cfg, name) {
+	if claimsVerify(e.spec.Verifiers, name) {
 		if err := e.claims.Register(r.verifier); err != nil {
 			return nil, fmt.Errorf("engine: region %q: %w", name, err)
 		}
@@ -443,15 +495,16 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 			return nil, fmt.Errorf("engine: region %q: %w", name, err)
 		}
 	}
-	keyBytes, err := json.Marshal(regionKey{World: e.cfg.Worlds[rc.World], Shape: rc.Shape, Safety: rc.Safety, Verifiers: r.verifier.Sources()})
+	wk := keyOf(e.spec.Worlds[rs.World])
+	keyBytes, err := json.Marshal(regionKey{World: wk, Shape: shapeKeyOf(rs), Safety: rs.Safety, Verifiers: r.verifier.Sources()})
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: key: %w", name, err)
 	}
-	persister, err := e.db.Region(name, pipeline.NewKey(uint64(e.cfg.Worlds[rc.World].Procedural.Seed), keyBytes))
+	persister, err := e.db.Region(name, pipeline.NewKey(uint64(wk.Procedural.Seed), keyBytes))
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
 	}
-	popts := rc.PipelineOptions(name)
+	popts := rs.pipelineOptions(name)
 	popts.Shape = shape
 	popts.Distribution = dist
 	popts.Memory = r.mem
@@ -462,7 +515,6 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 	popts.Persister = persister
 	popts.Clock = e.opts.Clock
 	popts.Logger = e.log
-	popts.OnPromote = r.promoted
 	popts.Gate = e.gate
 	if len(https) > 0 {
 		// An out-of-process verifier decides these sinks' entries: they
@@ -478,8 +530,8 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 			popts.Groups[i].Criteria.Extrinsic = true
 		}
 	}
-	if rc.Sinks.Network.Enabled {
-		if popts.Network.Secret, err = e.networkSecret(rc.Sinks.Network); err != nil {
+	if rs.Sinks.Network.Enabled {
+		if popts.Network.Secret, err = e.networkSecret(rs.Sinks.Network); err != nil {
 			return nil, fmt.Errorf("engine: region %q: %w", name, err)
 		}
 	}
@@ -497,38 +549,38 @@ func (e *Engine) openRegion(ctx context.Context, name string, rc config.Region) 
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
 	}
 	r.restored = n
-	r.log.Info("engine: region ready", "world", rc.World, "chunks", shape.Len(), "restored", n)
+	r.log.Info("engine: region ready", "world", rs.World, "chunks", shape.Len(), "restored", n)
 	return r, nil
 }
 
 // listsRegion reports whether verifier v checks region: it lists it, or
 // lists none.
-func listsRegion(v config.Verifier, region string) bool {
+func listsRegion(v VerifierSpec, region string) bool {
 	return len(v.Regions) == 0 || slices.Contains(v.Regions, region)
 }
 
-// claimsVerify reports whether the claims store checks region under cfg:
+// claimsVerify reports whether the claims store checks region under vs:
 // always when no verifier is configured; otherwise when a claims verifier
 // lists the region or lists none.
-func claimsVerify(cfg *config.Config, region string) bool {
-	if len(cfg.Verifiers) == 0 {
+func claimsVerify(vs []VerifierSpec, region string) bool {
+	if len(vs) == 0 {
 		return true
 	}
-	for _, v := range cfg.Verifiers {
-		if v.Kind == config.KindClaims && listsRegion(v, region) {
+	for _, v := range vs {
+		if v.Kind == VerifierClaims && listsRegion(v, region) {
 			return true
 		}
 	}
 	return false
 }
 
-// httpVerifiers returns the http verifiers of cfg that check region, in
-// configuration order (e.http holds them in that order).
-func (e *Engine) httpVerifiers(cfg *config.Config, region string) []*httpverify.Verifier {
+// httpVerifiers returns the http verifiers of vs that check region, in
+// their order (e.http holds them in that order).
+func (e *Engine) httpVerifiers(vs []VerifierSpec, region string) []*httpverify.Verifier {
 	var out []*httpverify.Verifier
 	i := 0
-	for _, v := range cfg.Verifiers {
-		if v.Kind != config.KindHTTP {
+	for _, v := range vs {
+		if v.Kind != VerifierHTTP {
 			continue
 		}
 		if listsRegion(v, region) {
@@ -569,8 +621,8 @@ func (e *Engine) Run(ctx context.Context) error {
 		wg.Go(func() { r.pulseLoop(runCtx) })
 		wg.Go(func() { _ = r.mem.Run(runCtx) })
 		interval := e.opts.SaveInterval
-		if r.cfg.Memory.SaveInterval > 0 {
-			interval = r.cfg.Memory.SaveInterval // the region's own setting wins
+		if r.spec.Memory.SaveInterval > 0 {
+			interval = r.spec.Memory.SaveInterval // the region's own setting wins
 		}
 		wg.Go(func() { r.saveLoop(runCtx, interval) })
 		wg.Go(func() { r.markLoop(runCtx) })
@@ -740,7 +792,7 @@ type HandoutStats struct {
 }
 
 // UniqueStats count the work of unique placement (see
-// config.UniquePlacement).
+// RegionLive.UniqueRadius).
 type UniqueStats struct {
 	Radius int64 `json:"radius"` // in blocks; 0 when off
 	// Marked counts the places whose area was marked; Chunks the chunks
@@ -771,7 +823,7 @@ func (e *Engine) Stats(region string) (Stats, error) {
 	}
 	return Stats{
 		Region:   region,
-		World:    r.cfg.World,
+		World:    r.spec.World,
 		Paused:   r.paused.Load(),
 		Restored: r.restored,
 		Recovery: r.recovery,

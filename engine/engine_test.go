@@ -128,12 +128,22 @@ func newEngineOpts(t testing.TB, cfg *config.Config, opts engine.Options) *engin
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
 	}
-	e, err := engine.New(t.Context(), cfg, opts)
+	e, err := engine.New(t.Context(), specOf(t, cfg), opts)
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)
 	}
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
 	return e
+}
+
+// specOf returns the engine Spec of cfg.
+func specOf(t testing.TB, cfg *config.Config) engine.Spec {
+	t.Helper()
+	s, err := cfg.Spec()
+	if err != nil {
+		t.Fatalf("config.Spec: %v", err)
+	}
+	return s
 }
 
 // run starts e.Run and returns a function that stops it and returns its
@@ -325,7 +335,7 @@ func TestRestartRestoresColdAndMemory(t *testing.T) {
 	rc := cfg.Regions[config.DefaultRegionName]
 	rc.Safety.Biomes.Deny = []string{"minecraft:plains"}
 	cfg.Regions[config.DefaultRegionName] = rc
-	e1, err := engine.New(t.Context(), cfg, engine.Options{Logger: quietLogger(), SaveInterval: 50 * time.Millisecond})
+	e1, err := engine.New(t.Context(), specOf(t, cfg), engine.Options{Logger: quietLogger(), SaveInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -548,7 +558,7 @@ func TestArchiveFailureDisablesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf lockedBuffer
-	e, err := engine.New(t.Context(), cfg, engine.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	e, err := engine.New(t.Context(), specOf(t, cfg), engine.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatalf("New with an unopenable archive = %v, want it to run without one", err)
 	}

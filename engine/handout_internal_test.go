@@ -6,9 +6,8 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
-
-	"github.com/rtpengine/rtp/config"
 )
 
 // TestNewID: IDs are in [1, MaxID], never repeat over two runs' worth of
@@ -49,18 +48,17 @@ func TestNewID(t *testing.T) {
 
 // TestNetworkSecretFile: without a configured secret_file the engine
 // makes the data folder's network-secret (32 bytes, mode 0600) and reads
-// the same one back; a configured file wins; a short or empty file is an
+// the same one back; a configured secret wins; a short or empty file is an
 // error that does not print the secret.
 func TestNetworkSecretFile(t *testing.T) {
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
+	spec := Spec{DataDir: t.TempDir()}
 	var logs bytes.Buffer
-	e := &Engine{cfg: cfg, log: slog.New(slog.NewTextHandler(&logs, nil))}
-	first, err := e.networkSecret(config.NetworkSink{Enabled: true})
+	e := &Engine{spec: spec, log: slog.New(slog.NewTextHandler(&logs, nil))}
+	first, err := e.networkSecret(NetworkSpec{Enabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(cfg.DataDir, NetworkSecretFile)
+	path := filepath.Join(spec.DataDir, NetworkSecretFile)
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
@@ -68,28 +66,27 @@ func TestNetworkSecretFile(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 || fi.Size() != networkSecretLen || len(first) != networkSecretLen {
 		t.Fatalf("secret file mode %v, %d bytes, secret of %d; want 0600, %d, %d", fi.Mode().Perm(), fi.Size(), len(first), networkSecretLen, networkSecretLen)
 	}
-	again, err := e.networkSecret(config.NetworkSink{Enabled: true})
+	again, err := e.networkSecret(NetworkSpec{Enabled: true})
 	if err != nil || !bytes.Equal(again, first) {
 		t.Fatalf("second read = %x, %v; want the first secret", again, err)
 	}
-	entries, _ := os.ReadDir(cfg.DataDir)
+	entries, _ := os.ReadDir(spec.DataDir)
 	if len(entries) != 1 {
 		t.Errorf("data folder holds %d files after making the secret, want 1 (no temporary left)", len(entries))
 	}
 
-	conf := filepath.Join(t.TempDir(), "shared")
-	if err := os.WriteFile(conf, []byte("a secret shared by the network\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got, err := e.networkSecret(config.NetworkSink{Enabled: true, SecretFile: conf})
+	got, err := e.networkSecret(NetworkSpec{Enabled: true, Secret: []byte("a secret shared by the network")})
 	if err != nil || string(got) != "a secret shared by the network" {
 		t.Fatalf("configured secret = %q, %v", got, err)
+	}
+	if _, err := e.networkSecret(NetworkSpec{Enabled: true, Secret: []byte("tiny-secret")}); err == nil || strings.Contains(err.Error(), "tiny-secret") {
+		t.Errorf("a short configured secret: %v, want an error without it", err)
 	}
 
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.networkSecret(config.NetworkSink{Enabled: true}); err != nil || !bytes.Contains(logs.Bytes(), []byte("readable by other users")) {
+	if _, err := e.networkSecret(NetworkSpec{Enabled: true}); err != nil || !bytes.Contains(logs.Bytes(), []byte("readable by other users")) {
 		t.Errorf("a world-readable secret file: %v, logs %q; want a warning", err, logs.String())
 	}
 

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"weak"
 
-	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/safety"
@@ -124,16 +123,13 @@ func (m *mapBackend) region(name string) (*Region, error) {
 
 // Worlds implements webmap.Backend.
 func (m *mapBackend) Worlds() []webmap.World {
-	m.e.reloadMu.Lock()
-	cfg := m.e.cfg
-	m.e.reloadMu.Unlock()
 	out := make([]webmap.World, 0, len(m.e.worlds))
 	for name, w := range m.e.worlds {
 		wv := webmap.World{Name: name, Kind: webmap.KindProcedural, MinY: procworld.MinY, MaxY: procworld.MaxY}
 		if w.archive != nil {
 			wv.Producer = w.archive.Producer().String()
 		}
-		if cfg.Worlds[name].Kind != config.KindProcedural {
+		if w.archive == nil { // Minecraft and embedders' worlds: drawn from their surface
 			wv.Kind, wv.Producer = webmap.KindMinecraft, MapSurfaceProducer
 			wv.MinY, wv.MaxY = minecraftHeight(w)
 		}
@@ -171,20 +167,23 @@ func (m *mapBackend) Regions() []webmap.Region {
 	out := make([]webmap.Region, 0, len(m.e.names))
 	for _, name := range m.e.names {
 		r := m.e.regions[name]
-		s := r.cfg.Shape
+		s := r.spec.Shape
 		v := webmap.Region{
-			Name: name, World: r.cfg.World,
+			Name: name, World: r.spec.World,
 			Shape: webmap.Shape{
 				Kind: s.Kind, CenterX: s.CenterX, CenterZ: s.CenterZ, Radius: s.Radius,
 				InnerRadius: s.Inner,
 			},
 			Chunks: shapeChunks(s),
 		}
-		if s.Kind == config.Rectangle {
+		switch {
+		case r.spec.Geom != nil:
+			v.Shape, v.Chunks = geomView(r.shape)
+		case s.Kind == ShapeRectangle:
 			v.Shape.Radius, v.Shape.InnerRadius = 0, max(s.InnerX, s.InnerZ)
 			v.Shape.RadiusX, v.Shape.RadiusZ, v.Shape.Rotation = s.RadiusX, s.RadiusZ, s.Rotation
 		}
-		if b := r.cfg.Safety.Border; b != nil {
+		if b := r.spec.Safety.Border; b != nil {
 			v.Border = &webmap.Border{CenterX: b.CenterX, CenterZ: b.CenterZ, Size: b.Size}
 		}
 		out = append(out, v)
@@ -195,9 +194,9 @@ func (m *mapBackend) Regions() []webmap.Region {
 // shapeChunks returns a chunk box holding every chunk of shape s: its
 // block extent (a rotated rectangle's bounding box) plus one chunk on
 // every side, since shapes are built on chunk centres.
-func shapeChunks(s config.Shape) [4]int64 {
+func shapeChunks(s ShapeSpec) [4]int64 {
 	hx, hz := float64(s.Radius), float64(s.Radius)
-	if s.Kind == config.Rectangle {
+	if s.Kind == ShapeRectangle {
 		th := s.Rotation * math.Pi / 180
 		c, sn := math.Abs(math.Cos(th)), math.Abs(math.Sin(th))
 		rx, rz := float64(s.RadiusX), float64(s.RadiusZ)
@@ -206,6 +205,34 @@ func shapeChunks(s config.Shape) [4]int64 {
 	lo := geom.Block{X: s.CenterX - int64(math.Ceil(hx)), Z: s.CenterZ - int64(math.Ceil(hz))}.Chunk()
 	hi := geom.Block{X: s.CenterX + int64(math.Ceil(hx)), Z: s.CenterZ + int64(math.Ceil(hz))}.Chunk()
 	return [4]int64{lo.X - 1, lo.Z - 1, hi.X + 1, hi.Z + 1}
+}
+
+// geomView describes a region given as a geom.Shape (RegionSpec.Geom)
+// to the map: a circle around the chunk its spiral starts from (the
+// centre, but for a shape with a hole), of the Chebyshev distance to its
+// last chunk, which every chunk of the spiral lies within; and that
+// circle's chunk box plus one chunk on every side.
+func geomView(g geom.Shape) (webmap.Shape, [4]int64) {
+	c0, last := g.Chunk(0), g.Chunk(g.Len()-1)
+	if c, ok := g.(interface{ Center() geom.Chunk }); ok {
+		c0 = c.Center()
+	}
+	k := max(abs64(last.X-c0.X), abs64(last.Z-c0.Z))
+	o := c0.Origin()
+	half := int64(geom.ChunkSize / 2)
+	v := webmap.Shape{
+		Kind:    ShapeSquare,
+		CenterX: o.X + half, CenterZ: o.Z + half,
+		Radius: (k << geom.ChunkShift) + half,
+	}
+	return v, [4]int64{c0.X - k - 1, c0.Z - k - 1, c0.X + k + 1, c0.Z + k + 1}
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 // WorldEpoch implements webmap.Backend: the number of chunk changes the

@@ -6,31 +6,27 @@ import (
 	"log/slog"
 	"testing"
 	"time"
-
-	"github.com/rtpengine/rtp/config"
 )
 
 // TestMapFeed publishes hand-outs through mapFeed, the hook of the
 // hand-out path, and reads them back through the map backend.
 func TestMapFeed(t *testing.T) {
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
-	cfg.Archive.Disabled = true
-	e, err := New(t.Context(), cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	spec := Spec{DataDir: t.TempDir(), Archive: ArchiveSpec{Disabled: true}}
+	e, err := New(t.Context(), spec, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
-	r := e.Region(config.DefaultRegionName)
+	r := e.Region(DefaultRegionName)
 	e.mapFeed(r, Location{X: 1, Y: 2, Z: 3, Sink: "general"}) // before any map: dropped
 	b := MapBackend(e)
-	ch, cancel, err := b.SubscribeDeliveries(config.DefaultRegionName)
+	ch, cancel, err := b.SubscribeDeliveries(DefaultRegionName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cancel()
 	e.mapFeed(r, Location{X: 4, Y: 65, Z: -6, Sink: "login"})
-	ds, err := b.Deliveries(config.DefaultRegionName)
+	ds, err := b.Deliveries(DefaultRegionName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +41,7 @@ func TestMapFeed(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no delivery streamed")
 	}
-	if MapBackend(e).(*mapBackend).feeds[config.DefaultRegionName] != b.(*mapBackend).feeds[config.DefaultRegionName] {
+	if MapBackend(e).(*mapBackend).feeds[DefaultRegionName] != b.(*mapBackend).feeds[DefaultRegionName] {
 		t.Error("a second backend of the engine has other feeds")
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -210,15 +211,12 @@ func (e *Engine) Redeem(region, token string) (Location, error) {
 	return e.redeem(r, token, "", start)
 }
 
-// redeem redeems token for player ("" when the call names none).
+// redeem redeems token for player ("" when the call names none) through
+// the pipeline's Take, which does not wait for a token.
 func (e *Engine) redeem(r *Region, token, player string, start time.Time) (Location, error) {
-	n := r.pipe.Network()
-	if n == nil {
-		return Location{}, &Error{Region: r.name, Sink: SinkNetwork, Reason: ReasonNoSink}
-	}
-	h, err := n.Redeem(pipeline.Token(token))
+	h, sink, err := r.pipe.Take(context.Background(), pipeline.Request{Player: player, Token: pipeline.Token(token)})
 	if err != nil {
-		return Location{}, networkError(r.name, err)
+		return Location{}, takeError(r, Request{Player: player, Token: token}, sink, err)
 	}
 	// A leased location was promised: it is handed out even inside an
 	// area marked since (unique placement), and its spot recorded.
@@ -226,7 +224,7 @@ func (e *Engine) redeem(r *Region, token, player string, start time.Time) (Locat
 		now := e.opts.Clock()
 		r.placed.claim(h.Block(), 1, now, r.markSince(now))
 	}
-	return e.handOutAs(r, h, n.Name(), player, true, start)
+	return e.handOutAs(r, h, sink, player, true, start)
 }
 
 // Release gives the lease of token up before it expires: its location

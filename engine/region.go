@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/pipeline"
@@ -27,7 +26,7 @@ const markQueue = 1024
 type Region struct {
 	e        *Engine
 	name     string
-	cfg      config.Region // as configured at New; Reload changes the live fields below
+	spec     RegionSpec // resolved, as given to New; Reload changes the live fields below
 	world    *worldState
 	shape    geom.Shape
 	dist     geom.Distribution
@@ -52,9 +51,8 @@ type Region struct {
 	firstOnce  sync.Once
 
 	// Set by initSinks before the pipeline runs, read-only afterwards.
-	signals map[string]*signal        // by sink name: an entry landed
-	served  map[string]*atomic.Uint64 // by sink name: locations handed out
-	names   struct{ login, network, personal string }
+	served map[string]*atomic.Uint64 // by sink name: locations handed out
+	names  struct{ login, network, personal string }
 
 	latency histogram
 	saveMu  sync.Mutex  // serializes saveMemory (the save loop, the watcher, shutdown)
@@ -101,16 +99,12 @@ func (r *Region) Pulse() time.Duration { return time.Duration(r.period.Load()) }
 // Verifiers returns the region's verifier registry.
 func (r *Region) Verifiers() *verify.Registry { return r.verifier }
 
-// initSinks records the names of the pipeline's sinks and makes a signal
-// and a counter for each. It runs before the pipeline does any work, so
+// initSinks records the names of the pipeline's sinks and makes a
+// counter for each. It runs before the pipeline does any work, so
 // the maps are read without a lock afterwards.
 func (r *Region) initSinks(o pipeline.Options) {
-	r.signals = map[string]*signal{}
 	r.served = map[string]*atomic.Uint64{}
-	add := func(name string) {
-		r.signals[name] = newSignal()
-		r.served[name] = new(atomic.Uint64)
-	}
+	add := func(name string) { r.served[name] = new(atomic.Uint64) }
 	add(r.pipe.General().Name())
 	for _, x := range o.Extra {
 		add(x.Name)
@@ -132,40 +126,9 @@ func (r *Region) initSinks(o pipeline.Options) {
 	}
 }
 
-// promoted is the pipeline's OnPromote: it wakes the requests waiting on
-// that sink.
-func (r *Region) promoted(sink string) {
-	if s := r.signals[sink]; s != nil {
-		s.notify()
-	}
-}
-
 // wakeAll wakes every waiting request of the region, so that each looks
 // at the region's state again (paused).
-func (r *Region) wakeAll() {
-	for _, s := range r.signals {
-		s.notify()
-	}
-}
-
-// signal is a broadcast without a lock: wait returns a channel that the
-// next notify closes. A waiter takes the channel, then looks at the state
-// it waits for, then waits: a notify between the two is not lost.
-type signal struct{ ch atomic.Pointer[chan struct{}] }
-
-func newSignal() *signal {
-	s := &signal{}
-	ch := make(chan struct{})
-	s.ch.Store(&ch)
-	return s
-}
-
-func (s *signal) wait() <-chan struct{} { return *s.ch.Load() }
-
-func (s *signal) notify() {
-	ch := make(chan struct{})
-	close(*s.ch.Swap(&ch))
-}
+func (r *Region) wakeAll() { r.pipe.Wake() }
 
 // screen is the pipeline's ScreenFunc: the safety screen on the chunk's
 // surface summary, read through the archive, without a reservation.
@@ -264,15 +227,6 @@ func (r *Region) saveLoop(ctx context.Context, interval time.Duration) {
 			}
 		}
 	}
-}
-
-// sink returns the unleased single-target sink of that name: "" and
-// "general" name the general sink; then the extra sinks.
-func (r *Region) sink(name string) *pipeline.Sink {
-	if name == "" || name == r.pipe.General().Name() {
-		return r.pipe.General()
-	}
-	return r.pipe.Extra(name)
 }
 
 // queueMark asks for the area around b to be marked, without blocking:

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/pipeline"
 )
 
@@ -29,12 +28,15 @@ const networkSecretLen = 32
 const maxNetworkSecretFile = 4 << 10
 
 // networkSecret returns the secret of a network sink configured as n:
-// its secret_file's, or else the data folder's NetworkSecretFile.
-func (e *Engine) networkSecret(n config.NetworkSink) ([]byte, error) {
-	if b, err := n.Secret(); err != nil || b != nil {
-		return b, err
+// its Secret, or else the data folder's NetworkSecretFile.
+func (e *Engine) networkSecret(n NetworkSpec) ([]byte, error) {
+	if n.Secret != nil {
+		if len(n.Secret) < pipeline.MinSecretLen {
+			return nil, fmt.Errorf("engine: network secret: shorter than %d bytes", pipeline.MinSecretLen)
+		}
+		return bytes.Clone(n.Secret), nil
 	}
-	path := e.cfg.InDataDir(NetworkSecretFile)
+	path := inDir(e.spec.DataDir, NetworkSecretFile)
 	b, err := loadOrCreateSecret(path)
 	if err != nil {
 		return nil, fmt.Errorf("engine: network secret: %w", err)

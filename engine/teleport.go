@@ -148,50 +148,44 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 	if req.Token != "" {
 		return e.redeem(r, req.Token, req.Player, start)
 	}
-	switch req.Sink {
-	case "":
-		if ps := r.pipe.Personal(); ps != nil && ps.PlayerLen(req.Player) > 0 {
-			src := r.personalSource(req.Player)
-			if h, ok := e.take(r, &src); ok {
-				return e.handOut(r, h, src.name, req.Player, start)
-			}
-		}
-		return e.serve(ctx, r, r.sinkSource(r.pipe.General()), req.Player, start)
-	case SinkLogin, r.names.login:
-		l := r.pipe.Login()
-		if l == nil {
-			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonNoSink}
-		}
-		for {
-			h, ok := l.Take()
-			if !ok {
-				break
-			}
-			if r.admit(h) {
-				return e.handOut(r, h, l.Name(), req.Player, start)
-			}
-			r.drop(h)
-		}
-		return e.serve(ctx, r, r.sinkSource(r.pipe.General()), req.Player, start)
-	case SinkPersonal, r.names.personal:
-		ps := r.pipe.Personal()
-		if ps == nil {
-			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonNoSink}
-		}
-		if !r.queueOpen(req.Player) {
-			return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonNoSink,
-				Err: fmt.Errorf("player %q has no open queue", req.Player)}
-		}
-		return e.serve(ctx, r, r.personalSource(req.Player), req.Player, start)
-	case SinkNetwork, r.names.network:
-		return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonInvalid,
-			Err: errors.New("the network sink serves by token: pass Token")}
+	preq := pipeline.Request{Player: req.Player, Sink: req.Sink, Paused: &r.paused, Stop: e.stopping}
+	if r.unique.Load() > 0 {
+		preq.Admit = (*uniqueAdmit)(r)
 	}
-	s := r.sink(req.Sink)
-	if s == nil {
-		return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonUnknownSink}
+	h, sink, err := r.pipe.Take(ctx, preq)
+	if err != nil {
+		return Location{}, takeError(r, req, sink, err)
 	}
-	return e.serve(ctx, r, r.sinkSource(s), req.Player, start)
+	return e.handOut(r, h, sink, req.Player, start)
+}
+
+// takeError is the *Error of a failed pipeline.Take of req in r; sink is
+// the name Take reported.
+func takeError(r *Region, req Request, sink string, err error) error {
+	if req.Token != "" {
+		if errors.Is(err, pipeline.ErrNoSink) {
+			return &Error{Region: r.name, Sink: SinkNetwork, Reason: ReasonNoSink}
+		}
+		return networkError(r.name, err)
+	}
+	e := &Error{Region: r.name, Sink: sink}
+	switch {
+	case errors.Is(err, pipeline.ErrNoSink):
+		e.Reason = ReasonNoSink
+	case errors.Is(err, pipeline.ErrNoQueue):
+		e.Reason, e.Err = ReasonNoSink, fmt.Errorf("player %q has no open queue", req.Player)
+	case errors.Is(err, pipeline.ErrTokenRequired):
+		e.Reason, e.Err = ReasonInvalid, errors.New("the network sink serves by token: pass Token")
+	case errors.Is(err, pipeline.ErrUnknownSink):
+		e.Reason = ReasonUnknownSink
+	case errors.Is(err, pipeline.ErrPaused):
+		e.Reason = ReasonPaused
+	case errors.Is(err, pipeline.ErrClosed):
+		e.Reason = ReasonShutdown
+	default:
+		e.Reason, e.Err = ReasonNoLocation, err
+	}
+	return e
 }
 
 // checkPlayer reports what is wrong with a player name, or nil.
@@ -207,117 +201,35 @@ func checkPlayer(p string) error {
 	return nil
 }
 
-// source is where a teleport takes from and waits on: an unleased sink,
-// or one player's personal queue.
-type source struct {
-	name     string
-	sink     *pipeline.Sink
-	personal *pipeline.PersonalSink
-	player   string
-	sig      *signal
-}
+// uniqueAdmit is a Region as the pipeline.Admitter of unique placement
+// (a conversion of the region's pointer: it allocates nothing).
+type uniqueAdmit Region
 
-func (r *Region) sinkSource(s *pipeline.Sink) source {
-	return source{name: s.Name(), sink: s, sig: r.signals[s.Name()]}
-}
+// Admit implements pipeline.Admitter: r.admit.
+func (u *uniqueAdmit) Admit(h *pipeline.Hot) bool { return (*Region)(u).admit(h) }
 
-func (r *Region) personalSource(player string) source {
-	ps := r.pipe.Personal()
-	return source{name: ps.Name(), personal: ps, player: player, sig: r.signals[ps.Name()]}
-}
-
-func (s *source) take() (*pipeline.Hot, bool) {
-	if s.personal != nil {
-		return s.personal.Take(s.player)
-	}
-	return s.sink.Take()
-}
-
-func (s *source) ready() bool {
-	if s.personal != nil {
-		return s.personal.PlayerLen(s.player) > 0
-	}
-	return s.sink.Len() > 0
-}
-
-// queueOpen reports whether player has an open personal queue.
-func (r *Region) queueOpen(player string) bool {
-	ps := r.pipe.Personal()
-	return ps != nil && ps.IsOpen(player)
-}
-
-// serve takes from src, waiting for entries to land in it until ctx
-// ends. A retry takes only when src holds something, so that a waiting
-// request counts once in the sink's demand and misses.
-func (e *Engine) serve(ctx context.Context, r *Region, src source, player string, start time.Time) (Location, error) {
-	for first := true; ; first = false {
-		if first || src.ready() {
-			if h, ok := e.take(r, &src); ok {
-				return e.handOut(r, h, src.name, player, start)
-			}
-		}
-		// Take the signal before looking again, so that an entry landing
-		// (or a pause) between the look and the wait is not lost.
-		next := src.sig.wait()
-		if src.ready() {
-			continue
-		}
-		if r.paused.Load() {
-			return Location{}, &Error{Region: r.name, Sink: src.name, Reason: ReasonPaused}
-		}
-		select {
-		case <-next:
-		case <-ctx.Done():
-			return Location{}, &Error{Region: r.name, Sink: src.name, Reason: ReasonNoLocation, Err: context.Cause(ctx)}
-		case <-e.stopping:
-			return Location{}, &Error{Region: r.name, Sink: src.name, Reason: ReasonShutdown}
-		}
-	}
-}
-
-// take takes an entry from src. With unique placement on, entries that
-// admit refuses (inside an area marked since they were cached, or too
-// close to a place handed out since) are closed and skipped.
-func (e *Engine) take(r *Region, src *source) (*pipeline.Hot, bool) {
-	for {
-		h, ok := src.take()
-		if !ok {
-			return nil, false
-		}
-		if !r.admit(h) {
-			r.drop(h)
-			continue
-		}
-		return h, true
-	}
-}
-
-// admit decides whether the entry h, just taken from a sink, may be
-// handed out under unique placement, and if so records its spot: its
-// chunk must not be marked in memory, and no place closer than the
-// radius may have been handed out since it was cached. Without unique
-// placement it admits everything.
+// admit is the pipeline.Request.Admit of unique placement: it decides
+// whether the entry h, just taken from a sink, may be handed out, and if
+// so records its spot: its chunk must not be marked in memory, and no
+// place closer than the radius may have been handed out since it was
+// cached. An entry it refuses is counted in UniqueStats.Dropped (the
+// pipeline closes it).
 func (r *Region) admit(h *pipeline.Hot) bool {
 	radius := r.unique.Load()
 	if radius <= 0 {
 		return true
 	}
-	if r.mem.IsBad(h.Index) {
+	now := r.e.opts.Clock()
+	if r.mem.IsBad(h.Index) || !r.placed.claim(h.Block(), radius, now, r.markSince(now)) {
+		r.ctr.dropped.Add(1)
 		return false
 	}
-	now := r.e.opts.Clock()
-	return r.placed.claim(h.Block(), radius, now, r.markSince(now))
+	return true
 }
 
 // markSince returns the time before which placement marks have expired.
 func (r *Region) markSince(now time.Time) time.Time {
 	return now.Add(-r.e.ttl(memory.CauseUniquePlacement, ""))
-}
-
-// drop closes an entry taken from a sink that admit refused.
-func (r *Region) drop(h *pipeline.Hot) {
-	h.Close()
-	r.ctr.dropped.Add(1)
 }
 
 // handOut registers h as handed out to player and returns its location.

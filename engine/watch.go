@@ -96,9 +96,9 @@ func (o Options) watchPeriod() time.Duration {
 // newWatcher returns the watcher of a world read from src, after its
 // baseline poll, or nil when watching is off. A failed baseline is logged
 // and counted; the next poll takes it.
-func (e *Engine) newWatcher(ctx context.Context, name string, src changeSource) *watcher {
+func (e *Engine) newWatcher(ctx context.Context, name string, own time.Duration, src changeSource) *watcher {
 	period := e.opts.watchPeriod()
-	if wp := e.cfg.Worlds[name].WatchPeriod; wp != 0 {
+	if wp := own; wp != 0 {
 		period = wp // the world's own setting wins over the engine's
 	}
 	if period < 0 {

@@ -616,8 +616,12 @@ func TestBrowserReal(t *testing.T) {
 	rc.Pulse = 5 * time.Millisecond
 	rc.Sinks.General.Capacity = 8
 	cfg.Regions[config.DefaultRegionName] = rc
+	spec, err := cfg.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := engine.New(ctx, cfg, engine.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	e, err := engine.New(ctx, spec, engine.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

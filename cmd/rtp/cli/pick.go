@@ -11,8 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/server"
 )
 
 type pickOptions struct {
@@ -51,7 +53,7 @@ used and removed afterwards.`,
 	f.StringVar(&o.region, "region", config.DefaultRegionName, "region to pick from")
 	f.StringVar(&o.dataDir, "data", "", "data directory (default: a temporary one)")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up after this long")
-	f.BoolVar(&o.asJSON, "json", false, "print the locations as JSON")
+	f.BoolVar(&o.asJSON, "json", false, "print the locations as JSON, in the HTTP API's teleport shape")
 	return cmd
 }
 
@@ -95,7 +97,11 @@ func runPick(ctx context.Context, o *pickOptions, stdout, stderr io.Writer) erro
 	defer cancel()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// pick answers no requests: screening may use every processor.
-	e, err := engine.New(ctx, cfg, engine.Options{Logger: logger, ScreenWorkers: -1})
+	spec, err := cfg.Spec()
+	if err != nil {
+		return err
+	}
+	e, err := engine.New(ctx, spec, engine.Options{Logger: logger, ScreenWorkers: -1})
 	if err != nil {
 		return err
 	}
@@ -108,18 +114,31 @@ func runPick(ctx context.Context, o *pickOptions, stdout, stderr io.Writer) erro
 	if err := e.Close(context.Background()); err != nil && pickErr == nil {
 		pickErr = err
 	}
-	if o.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(locs); err != nil {
-			return err
-		}
-	} else {
-		for _, l := range locs {
-			fmt.Fprintf(stdout, "%s %d %d %d\n", l.World, l.X, l.Y, l.Z)
-		}
+	if err := printPicks(stdout, locs, o.asJSON); err != nil {
+		return err
 	}
 	return pickErr
+}
+
+// printPicks prints the locations: one "world x y z" line each, or with
+// asJSON a JSON array of the HTTP API's teleport shape (api.Teleport, the
+// wait in waitedMs).
+func printPicks(w io.Writer, locs []engine.Location, asJSON bool) error {
+	if !asJSON {
+		for _, l := range locs {
+			if _, err := fmt.Fprintf(w, "%s %d %d %d\n", l.World, l.X, l.Y, l.Z); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	out := make([]api.Teleport, 0, len(locs))
+	for _, l := range locs {
+		out = append(out, server.APITeleport(l))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 // pickN takes n locations one after another, completing each at once.

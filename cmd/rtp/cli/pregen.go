@@ -94,7 +94,11 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 		}
 	}
 	// pregen answers no requests: screening may use every processor.
-	e, err := engine.New(ctx, cfg, engine.Options{Logger: logger, ScreenWorkers: -1})
+	spec, err := cfg.Spec()
+	if err != nil {
+		return err
+	}
+	e, err := engine.New(ctx, spec, engine.Options{Logger: logger, ScreenWorkers: -1})
 	if err != nil {
 		return err
 	}

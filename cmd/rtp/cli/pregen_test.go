@@ -43,7 +43,11 @@ func statsAfterRestart(t *testing.T, path string) engine.Stats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.New(t.Context(), cfg, engine.Options{})
+	spec, err := cfg.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(t.Context(), spec, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/rtpengine/rtp/api"
 )
 
 const fakeToken = "fake-admin-token-0123456789"
@@ -63,7 +65,7 @@ func (f *fakeAPI) start(t *testing.T) string {
 				"reservationFailures":  map[string]int{"unreadable": 4, "timeout": 1},
 				"lastReservationError": "chunk(3, 4): anvil: region/r.0.0.mca: zlib: invalid header",
 			},
-			"unique":        map[string]any{"radius": 2, "dropped": 6, "spotChunks": 31},
+			"unique":        map[string]any{"radiusBlocks": 2, "dropped": 6, "spotChunks": 31},
 			"unknownBlocks": map[string]any{"names": 3, "rejections": 90},
 			"watch": map[string]any{"polls": 50, "changedChunks": 8, "dropped": 5,
 				"reader": map[string]any{"readErrors": 4, "tornRetries": 8, "damagedChunks": 2}},
@@ -175,9 +177,25 @@ func TestStatsCommand(t *testing.T) {
 		t.Fatalf("stats --json = %q, %v", out, err)
 	}
 	out, _, err = run(t, "stats", "--addr", addr, "--region", "east", "--json")
-	var one map[string]any
-	if err != nil || json.Unmarshal([]byte(out), &one) != nil || one["region"] != "east" {
+	var one api.Stats
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err != nil || dec.Decode(&one) != nil || one.Region != "east" || one.Latency.P99Ms != 0.4 || one.Unique.RadiusBlocks != 2 {
 		t.Fatalf("stats --region east --json = %q, %v", out, err)
+	}
+	// The API's shape, every key of it, whatever the server left out.
+	var keys map[string]any
+	if err := json.Unmarshal([]byte(out), &keys); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"region", "world", "paused", "restored", "latency", "served", "pipeline", "memory",
+		"resident", "unique", "unknownBlocks", "watch", "recovery", "handouts"} {
+		if _, ok := keys[k]; !ok {
+			t.Errorf("stats --json lacks the key %q:\n%s", k, out)
+		}
+	}
+	if sinks := keys["pipeline"].(map[string]any)["sinks"].([]any); len(sinks) != 2 || sinks[0].(map[string]any)["demandPerSecond"] == nil {
+		t.Errorf("stats --json sinks = %v, want the API's sink shape", sinks)
 	}
 	_, _, err = run(t, "stats", "--addr", addr, "--region", "west")
 	if err == nil || !strings.Contains(err.Error(), "unknown-region") || ExitCode(err) != 1 {

@@ -83,7 +83,11 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	if err != nil {
 		return err
 	}
-	e, err := engine.New(ctx, cfg, engine.Options{Logger: logger})
+	spec, err := cfg.Spec()
+	if err != nil {
+		return err
+	}
+	e, err := engine.New(ctx, spec, engine.Options{Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -116,7 +120,11 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 			if err != nil {
 				return &engine.Error{Reason: engine.ReasonInvalid, Err: err}
 			}
-			if err := e.Reload(ctx, c); err != nil {
+			spec, err := c.Spec()
+			if err != nil {
+				return &engine.Error{Reason: engine.ReasonInvalid, Err: err}
+			}
+			if err := e.Reload(ctx, spec); err != nil {
 				return err
 			}
 			authMu.Lock()

@@ -27,7 +27,9 @@ func newStatsCmd() *cobra.Command {
 		Long: `Stats asks a running rtp server for the stats of one region (--region) or of
 every region, and prints a summary: the hot sinks' fill and capacity, the
 cold queue, misses, teleport latency, what the spatial memory covers and
-its top rejection cause. --json prints the server's answers as they are.`,
+its top rejection cause. --json prints the stats in the API's documented
+shape (the Stats schema of the HTTP API): one region's with --region, else
+an object of every region's by name.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := rf.client()
@@ -76,16 +78,16 @@ its top rejection cause. --json prints the server's answers as they are.`,
 	return cmd
 }
 
-// writeStatsJSON writes one region's stats as the server sent them, or a
-// JSON object of every region's by name.
+// writeStatsJSON writes one region's stats (api.Stats), or a JSON object
+// of every region's by name.
 func writeStatsJSON(w io.Writer, all []client.Stats, one bool) error {
 	var v any
 	if one {
-		v = all[0].Raw
+		v = all[0]
 	} else {
-		m := make(map[string]json.RawMessage, len(all))
+		m := make(map[string]client.Stats, len(all))
 		for _, s := range all {
-			m[s.Region] = s.Raw
+			m[s.Region] = s
 		}
 		v = m
 	}
@@ -113,9 +115,9 @@ func printStats(w io.Writer, s client.Stats) error {
 	fmt.Fprintf(tw, "  cold:\t%d/%d (backlog %d/%d, restored at start %d)\n",
 		p.Cold.Fill, p.Cold.Capacity, p.Backlog.Fill, p.Backlog.Capacity, s.Restored)
 	fmt.Fprintf(tw, "  served:\t%d hits, %d misses (%s), %d login exhaustions\n", hits, misses, share(misses, hits+misses), p.LoginExhaustion)
-	if l := s.Latency; l != nil {
+	if l := s.Latency; l.Count > 0 {
 		fmt.Fprintf(tw, "  latency:\tp50 %s  p90 %s  p99 %s  max %s  (%d teleports)\n",
-			fmtDur(l.P50), fmtDur(l.P90), fmtDur(l.P99), fmtDur(l.Max), l.Count)
+			fmtDur(l.P50()), fmtDur(l.P90()), fmtDur(l.P99()), fmtDur(l.Max()), l.Count)
 	}
 	fmt.Fprintf(tw, "  pipeline:\t%d screened, %d promoted; in flight: %d screenings, %d promotions\n",
 		p.Screened, p.Promotions, p.Screening, p.Promoting)
@@ -131,8 +133,8 @@ func printStats(w io.Writer, s client.Stats) error {
 	if u := s.UnknownBlocks; u.Names > 0 {
 		fmt.Fprintf(tw, "  unknown:\t%d block names (never landed on), %d columns screened out\n", u.Names, u.Rejections)
 	}
-	if u := s.Unique; u.Radius > 0 {
-		fmt.Fprintf(tw, "  unique:\tradius %d, %d chunks hold spots, %d cached places dropped as too close\n", u.Radius, u.SpotChunks, u.Dropped)
+	if u := s.Unique; u.RadiusBlocks > 0 {
+		fmt.Fprintf(tw, "  unique:\tradius %d, %d chunks hold spots, %d cached places dropped as too close\n", u.RadiusBlocks, u.SpotChunks, u.Dropped)
 	}
 	if w := s.Watch; w != nil {
 		fmt.Fprintf(tw, "  world files:\t%d polls, %d chunks changed, %d places dropped; %d damaged chunks, %d read errors, %d torn reads retried\n",

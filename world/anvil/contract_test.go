@@ -1,0 +1,89 @@
+package anvil_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/world"
+	"github.com/rtpengine/rtp/world/anvil"
+	"github.com/rtpengine/rtp/world/worldtest"
+)
+
+// contractFixtures returns the fixture folder, skipping t when it is
+// absent (as the package's other fixture tests do).
+func contractFixtures(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("RTP_ANVIL_FIXTURES"); d != "" {
+		return d
+	}
+	d, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "anvil"))
+	if _, err := os.Stat(filepath.Join(d, "SOURCES.md")); err != nil {
+		t.Skipf("anvil fixtures absent: set RTP_ANVIL_FIXTURES or place them at %s (%v)", d, err)
+	}
+	return d
+}
+
+// TestSourceContract runs the world.Source contract suite on real saves
+// of several game versions (numeric ids, the flattening, the 1.18 height
+// change), with and without block data: present chunks and empty slots of
+// the fixture's region file, and a region without a file.
+func TestSourceContract(t *testing.T) {
+	root := contractFixtures(t)
+	for _, tc := range []struct {
+		dir    string
+		region geom.Region
+	}{
+		{"prismarine-provider-anvil/1.12.2", geom.Region{X: 0, Z: -1}},
+		{"prismarine-provider-anvil/1.16", geom.Region{X: 0, Z: -1}},
+		{"prismarine-provider-anvil/1.20.6", geom.Region{X: 0, Z: 0}},
+	} {
+		dir := filepath.Join(root, tc.dir)
+		present, ungenerated := scanRegion(t, dir, tc.region)
+		// A region without a file holds no chunk at all.
+		ungenerated = append(ungenerated, geom.Region{X: tc.region.X + 40, Z: tc.region.Z}.Origin())
+		for _, blocks := range []bool{false, true} {
+			name := filepath.Base(tc.dir)
+			if blocks {
+				name += "/blocks"
+			}
+			t.Run(name, func(t *testing.T) {
+				worldtest.Run(t, func(t *testing.T) worldtest.Case {
+					w, err := anvil.Open(dir, anvil.Options{Blocks: blocks})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { _ = w.Close() })
+					return worldtest.Case{Source: w, Present: present, Ungenerated: ungenerated}
+				})
+			})
+		}
+	}
+}
+
+// scanRegion returns up to 12 chunks of region that load and up to 4 that
+// are not generated, read through a world of its own.
+func scanRegion(t *testing.T, dir string, region geom.Region) (present, ungenerated []geom.Chunk) {
+	t.Helper()
+	w, err := anvil.Open(dir, anvil.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := 0; i < 1024 && (len(present) < 12 || len(ungenerated) < 4); i++ {
+		c := anvil.SlotChunk(region, i)
+		_, err := w.Load(t.Context(), c)
+		switch {
+		case err == nil && len(present) < 12:
+			present = append(present, c)
+		case errors.Is(err, world.ErrUngenerated) && len(ungenerated) < 4:
+			ungenerated = append(ungenerated, c)
+		}
+	}
+	if len(present) == 0 {
+		t.Fatalf("%s: no chunk of region %v loads", dir, region)
+	}
+	return present, ungenerated
+}
