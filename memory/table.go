@@ -18,7 +18,7 @@ const (
 	DefaultPendingThreshold  = 4096
 	DefaultRebuildInterval   = 10 * time.Second
 	// DefaultDynamicTTL is the TTL of dynamic causes when no TTL function is
-	// given (the seed's baseline for external verifiers).
+	// given (two weeks: a cautious default for external verifiers).
 	DefaultDynamicTTL = 14 * 24 * time.Hour
 	// DefaultUniquePlacementTTL is the default TTL of CauseUniquePlacement.
 	DefaultUniquePlacementTTL = 30 * 24 * time.Hour

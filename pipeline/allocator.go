@@ -15,7 +15,7 @@ import (
 //  3. quotas: each sink's quota becomes its demand over DemandHorizon,
 //     rounded and clamped to [floor, capacity];
 //  4. transfers: entries of sinks over quota move to eligible sinks under
-//     quota (Eligible), oldest first, never one younger than MinResidence;
+//     quota (eligible), oldest first, never one younger than MinResidence;
 //  5. trims: entries beyond a capacity that went down, older than
 //     MinResidence, move to an eligible sink with room or are demoted;
 //  6. refill: promotions from cold into sinks under quota (login, network,
@@ -183,7 +183,7 @@ func (s *Sink) need() int {
 // those under quota.
 func (p *Pipeline) transferSingles(now time.Time, budget int) int {
 	return transfer(p.singles, budget,
-		func(s, d *Sink) bool { return PairEligible[*Hot](s, d) == IneligibleUncertified },
+		func(s, d *Sink) bool { return pairEligible[*Hot](s, d) == ineligibleUncertified },
 		func(s, d *Sink, n int) int { return p.moveSingles(s, d, n, now) })
 }
 
@@ -238,7 +238,7 @@ func (p *Pipeline) moveSingles(s, d *Sink, n int, now time.Time) int {
 			s.ring.OfferSilent(h)
 			break
 		}
-		if !Eligible[*Hot](s, d, h).Certified() {
+		if !eligible[*Hot](s, d, h).certified() {
 			s.ring.OfferSilent(h)
 			continue
 		}
@@ -257,7 +257,7 @@ func (p *Pipeline) moveSingles(s, d *Sink, n int, now time.Time) int {
 // sinks under quota, trimming each to the destination's size.
 func (p *Pipeline) transferGroups(now time.Time, budget int) int {
 	return transfer(p.groups, budget,
-		func(s, d *GroupSink) bool { return PairEligible[*Subspace](s, d) == IneligibleUncertified },
+		func(s, d *GroupSink) bool { return pairEligible[*Subspace](s, d) == ineligibleUncertified },
 		func(s, d *GroupSink, n int) int { return p.moveGroups(s, d, n, now) })
 }
 
@@ -283,7 +283,7 @@ func (p *Pipeline) moveGroups(s, d *GroupSink, n int, now time.Time) int {
 			s.ring.OfferSilent(sub)
 			break
 		}
-		if !Eligible[*Subspace](s, d, sub).Certified() {
+		if !eligible[*Subspace](s, d, sub).certified() {
 			s.ring.OfferSilent(sub)
 			continue
 		}
@@ -367,7 +367,7 @@ func (p *Pipeline) trim(now time.Time, budget int) int {
 // trimDestination finds a sink with room that may take h from s.
 func (p *Pipeline) trimDestination(s *Sink, h *Hot) *Sink {
 	for _, d := range p.singles {
-		if d.room() > 0 && d.need() > 0 && Eligible[*Hot](s, d, h).Certified() {
+		if d.room() > 0 && d.need() > 0 && eligible[*Hot](s, d, h).certified() {
 			return d
 		}
 	}
@@ -479,7 +479,7 @@ func (p *Pipeline) deliverSingle(s *Sink, h *Hot) {
 	}
 	s.c.promotions.Add(1)
 	if s.deliver(h, p.clock()) {
-		p.notifyPromote(s.name)
+		p.notifyPromote(s.name, &s.sig)
 	}
 }
 
@@ -511,7 +511,7 @@ func (p *Pipeline) startPersonal(key string) bool {
 		}
 		ps.c.promotions.Add(1)
 		if stored {
-			p.notifyPromote(ps.name)
+			p.notifyPromote(ps.name, &ps.sig)
 		}
 	})
 	return true
@@ -554,7 +554,7 @@ func (p *Pipeline) startGroup(g *GroupSink) bool {
 			sub.Since = p.clock()
 			g.c.promotions.Add(1)
 			if g.deliver(sub, sub.Since) {
-				p.notifyPromote(g.name)
+				p.notifyPromote(g.name, nil)
 			}
 			return
 		}

@@ -112,7 +112,7 @@ func TestDemandEWMA(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if w := g.DemandWeight(); math.Abs(float64(w)-3000) > 30 {
+		if w := g.demandWeight(); math.Abs(float64(w)-3000) > 30 {
 			t.Fatalf("DemandWeight after a steady 3/s = %d, want about 3000", w)
 		}
 		// One half-life without requests halves it.
@@ -122,7 +122,7 @@ func TestDemandEWMA(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if w := g.DemandWeight(); math.Abs(float64(w)-1500) > 30 {
+		if w := g.demandWeight(); math.Abs(float64(w)-1500) > 30 {
 			t.Fatalf("DemandWeight one half-life later = %d, want about 1500", w)
 		}
 		if err := e.p.Settle(context.Background()); err != nil {
@@ -254,8 +254,8 @@ func TestNetworkSink(t *testing.T) {
 		e.fill(20, func() bool { return n.Len() == 2 })
 
 		t1, t2 := n.NewToken(), n.NewToken()
-		if t1 == t2 || len(t1) != TokenTextLen {
-			t.Fatalf("tokens %q %q: want distinct %d-character tokens", t1, t2, TokenTextLen)
+		if t1 == t2 || len(t1) != tokenTextLen {
+			t.Fatalf("tokens %q %q: want distinct %d-character tokens", t1, t2, tokenTextLen)
 		}
 		forged := []byte(t1)
 		forged[10] ^= 1

@@ -248,7 +248,7 @@ func TestSilentMoves(t *testing.T) {
 	}
 
 	// Demotion (draining the login reserve): silent, and the row stays.
-	n := e.p.Login().Drain()
+	n := e.p.Login().drain()
 	if n != 2 {
 		t.Fatalf("Drain demoted %d, want 2", n)
 	}
@@ -286,7 +286,7 @@ func TestCompositeKeyRace(t *testing.T) {
 	if got := e.pers.counts()[h.Location]; got != 2 {
 		t.Fatalf("rows = %d, want 2", got)
 	}
-	e.p.Login().Drain()
+	e.p.Login().drain()
 	if got := e.pers.counts()[h.Location]; got != 2 {
 		t.Fatalf("after draining the login copy rows = %d, want 2 (both copies live in cold)", got)
 	}

@@ -57,6 +57,13 @@
 //	personal  PersonalSink keyed by player; externally leased
 //	group     GroupSink   subspaces of N; serves any k <= N (superset caching)
 //
+// Take serves a request in one call: it picks the sink (the player's
+// personal queue first, the login reserve with the general sink behind
+// it, a named extra sink, a network lease by token), waits on a miss for
+// the next entry to land there, fails at once when the caller's Paused
+// flag is set, and lets the caller's Admitter refuse an entry (unique
+// placement), closing it.
+//
 // The hot stages' OnDispose closes the reservation and does nothing else:
 // it is the only place a reservation held by a stage is closed. Demotion
 // closes the reservation of an entry it has taken out of its stage, and a
@@ -67,7 +74,7 @@
 //
 // # Transfers
 //
-// Eligible implements the seed's transfer-eligibility test: rule 0 (neither
+// eligible implements the transfer-eligibility test: rule 0 (neither
 // sink externally leased, source footprint >= destination footprint), then
 // rule 1 (same cold source by identity and a destination that narrows
 // nothing) or rule 2 (no extrinsic verifier on the destination and the

@@ -10,7 +10,7 @@ import (
 	"github.com/rtpengine/rtp/world"
 )
 
-// fakeSink is a HotSink with every property settable, for the rules alone.
+// fakeSink is a hotSink with every property settable, for the rules alone.
 type fakeSink struct {
 	name                       string
 	cold                       stage.Stage[Location]
@@ -21,13 +21,13 @@ type fakeSink struct {
 }
 
 func (f *fakeSink) Name() string                      { return f.name }
-func (f *fakeSink) ColdSource() stage.Stage[Location] { return f.cold }
+func (f *fakeSink) coldSource() stage.Stage[Location] { return f.cold }
 func (f *fakeSink) Accepts(h *Hot) bool               { f.acceptCalls++; return f.accepts(h) }
 func (f *fakeSink) HasExtrinsicVerifier() bool        { return f.extrinsic }
-func (f *fakeSink) ExternallyLeased() bool            { return f.leased }
-func (f *fakeSink) NarrowsBeyondColdSource() bool     { return f.narrows }
-func (f *fakeSink) ChunkCostPerEntry() int            { return max(f.cost, 1) }
-func (f *fakeSink) DemandWeight() int64               { return 0 }
+func (f *fakeSink) externallyLeased() bool            { return f.leased }
+func (f *fakeSink) narrowsBeyondColdSource() bool     { return f.narrows }
+func (f *fakeSink) chunkCostPerEntry() int            { return max(f.cost, 1) }
+func (f *fakeSink) demandWeight() int64               { return 0 }
 func (f *fakeSink) Len() int                          { return 0 }
 func (f *fakeSink) Cap() int                          { return 0 }
 
@@ -58,27 +58,27 @@ func TestEligibilityRules(t *testing.T) {
 	defer inside.Close()
 	defer outside.Close()
 
-	type hs = HotSink[*Hot]
+	type hs = hotSink[*Hot]
 	cases := []struct {
 		name string
 		a, b hs
 		h    *Hot
-		want Eligibility
+		want eligibility
 	}{
-		{"same sink", p.General(), p.General(), inside, IneligibleSameSink},
-		{"to network", p.General(), p.Network(), inside, IneligibleLeased},
-		{"from network", p.Network(), p.General(), inside, IneligibleLeased},
-		{"to personal", p.General(), p.Personal(), inside, IneligibleLeased},
-		{"from personal", p.Personal(), p.General(), inside, IneligibleLeased},
-		{"provenance", p.General(), p.Extra("portal"), inside, CertifiedProvenance},
-		{"narrowing, accepted", p.General(), p.Extra("spawn"), inside, CertifiedRecheck},
-		{"narrowing, rejected", p.General(), p.Extra("spawn"), outside, IneligibleUncertified},
-		{"login narrows to its world", p.General(), p.Login(), inside, CertifiedRecheck},
-		{"extrinsic, common provenance", p.General(), p.Extra("claims"), inside, CertifiedProvenance},
-		{"extrinsic and narrowing", p.General(), p.Extra("claimsNarrow"), inside, IneligibleUncertified},
+		{"same sink", p.General(), p.General(), inside, ineligibleSameSink},
+		{"to network", p.General(), p.Network(), inside, ineligibleLeased},
+		{"from network", p.Network(), p.General(), inside, ineligibleLeased},
+		{"to personal", p.General(), p.Personal(), inside, ineligibleLeased},
+		{"from personal", p.Personal(), p.General(), inside, ineligibleLeased},
+		{"provenance", p.General(), p.Extra("portal"), inside, certifiedProvenance},
+		{"narrowing, accepted", p.General(), p.Extra("spawn"), inside, certifiedRecheck},
+		{"narrowing, rejected", p.General(), p.Extra("spawn"), outside, ineligibleUncertified},
+		{"login narrows to its world", p.General(), p.Login(), inside, certifiedRecheck},
+		{"extrinsic, common provenance", p.General(), p.Extra("claims"), inside, certifiedProvenance},
+		{"extrinsic and narrowing", p.General(), p.Extra("claimsNarrow"), inside, ineligibleUncertified},
 	}
 	for _, tc := range cases {
-		if got := Eligible(tc.a, tc.b, tc.h); got != tc.want {
+		if got := eligible(tc.a, tc.b, tc.h); got != tc.want {
 			t.Errorf("%s: Eligible(%s, %s) = %v, want %v", tc.name, tc.a.Name(), tc.b.Name(), got, tc.want)
 		}
 	}
@@ -88,44 +88,44 @@ func TestEligibilityRules(t *testing.T) {
 	// even asked); a plain one is certified by recheck only.
 	other, _ := stage.NewQueue[Location]("other cold", 1, stage.Hooks[Location]{})
 	ext := &fakeSink{name: "ext", cold: other, extrinsic: true, accepts: func(*Hot) bool { return true }}
-	if got := Eligible[*Hot](p.General(), ext, inside); got != IneligibleUncertified || ext.acceptCalls != 0 {
+	if got := eligible[*Hot](p.General(), ext, inside); got != ineligibleUncertified || ext.acceptCalls != 0 {
 		t.Errorf("extrinsic sink on another cold: %v after %d Accepts calls, want uncertified without asking", got, ext.acceptCalls)
 	}
 	plain := &fakeSink{name: "plain", cold: other, accepts: func(*Hot) bool { return true }}
-	if got := Eligible[*Hot](p.General(), plain, inside); got != CertifiedRecheck {
+	if got := eligible[*Hot](p.General(), plain, inside); got != certifiedRecheck {
 		t.Errorf("plain sink on another cold: %v, want certified by recheck", got)
 	}
 	nilCold := &fakeSink{name: "nil", accepts: func(*Hot) bool { return false }}
-	if got := Eligible[*Hot](nilCold, &fakeSink{name: "nil2", accepts: func(*Hot) bool { return false }}, inside); got != IneligibleUncertified {
+	if got := eligible[*Hot](nilCold, &fakeSink{name: "nil2", accepts: func(*Hot) bool { return false }}, inside); got != ineligibleUncertified {
 		t.Errorf("two sinks without a cold source share no provenance: %v", got)
 	}
 
 	// Rule 0 on footprints.
-	type gs = HotSink[*Subspace]
+	type gs = hotSink[*Subspace]
 	sub := &Subspace{}
 	for _, tc := range []struct {
 		a, b gs
-		want Eligibility
+		want eligibility
 	}{
-		{p.Group("g2"), p.Group("g4"), IneligibleFootprint},
-		{p.Group("g4"), p.Group("g2"), CertifiedProvenance},
-		{p.Group("g4"), p.Group("g4b"), CertifiedProvenance},
-		{p.Group("g4"), p.Group("g2narrow"), IneligibleUncertified}, // falls through to rule 2, which fails closed on an empty subspace
+		{p.Group("g2"), p.Group("g4"), ineligibleFootprint},
+		{p.Group("g4"), p.Group("g2"), certifiedProvenance},
+		{p.Group("g4"), p.Group("g4b"), certifiedProvenance},
+		{p.Group("g4"), p.Group("g2narrow"), ineligibleUncertified},
 	} {
-		if got := Eligible(tc.a, tc.b, sub); got != tc.want {
+		if got := eligible(tc.a, tc.b, sub); got != tc.want {
 			t.Errorf("Eligible(%s, %s) = %v, want %v", tc.a.Name(), tc.b.Name(), got, tc.want)
 		}
 	}
-	if PairEligible[*Subspace](p.Group("g2"), p.Group("g4")) != IneligibleFootprint ||
-		PairEligible[*Hot](p.General(), p.Extra("portal")) != IneligibleUncertified {
+	if pairEligible[*Subspace](p.Group("g2"), p.Group("g4")) != ineligibleFootprint ||
+		pairEligible[*Hot](p.General(), p.Extra("portal")) != ineligibleUncertified {
 		t.Error("PairEligible disagrees with rule 0")
 	}
-	if CertifiedRecheck.String() != "certified by recheck" || Eligibility(42).String() != "Eligibility(42)" {
+	if certifiedRecheck.String() != "certified by recheck" || eligibility(42).String() != "Eligibility(42)" {
 		t.Error("Eligibility.String")
 	}
 }
 
-// TestRecheckZeroLoads: Accepts and Eligible read the resident chunk the
+// TestRecheckZeroLoads: Accepts and eligible read the resident chunk the
 // entry's reservation holds and never load one.
 func TestRecheckZeroLoads(t *testing.T) {
 	e := eligibilityEnv(t)
@@ -134,11 +134,11 @@ func TestRecheckZeroLoads(t *testing.T) {
 	e.fill(30, func() bool { return g.Len() == g.Cap() })
 	e.src.forbid.Store(true) // any load from here on fails the test
 	loads := e.src.loads.Load()
-	dests := []HotSink[*Hot]{e.p.Extra("portal"), e.p.Extra("spawn"), e.p.Login(), e.p.Network(), e.p.Personal(), e.p.Extra("claims")}
+	dests := []hotSink[*Hot]{e.p.Extra("portal"), e.p.Extra("spawn"), e.p.Login(), e.p.Network(), e.p.Personal(), e.p.Extra("claims")}
 	for _, h := range drainAll[*Hot](g.ring) {
 		for _, d := range dests {
 			d.Accepts(h)
-			Eligible[*Hot](g, d, h)
+			eligible[*Hot](g, d, h)
 		}
 	}
 	if got := e.src.loads.Load(); got != loads {
@@ -170,7 +170,7 @@ func TestRecheckRejects(t *testing.T) {
 		if e.p.Extra(name).Accepts(h) {
 			t.Errorf("sink %q accepts an entry its criteria exclude", name)
 		}
-		if got := Eligible[*Hot](e.p.General(), e.p.Extra(name), h); got.Certified() {
+		if got := eligible[*Hot](e.p.General(), e.p.Extra(name), h); got.certified() {
 			t.Errorf("transfer into %q certified: %v", name, got)
 		}
 	}
@@ -205,12 +205,12 @@ func TestRecheckFailClosed(t *testing.T) {
 		"closed reservation": closed,
 	}
 	for name, h := range entries {
-		for _, s := range []HotSink[*Hot]{e.p.General(), e.p.Extra("narrow")} {
+		for _, s := range []hotSink[*Hot]{e.p.General(), e.p.Extra("narrow")} {
 			if s.Accepts(h) {
 				t.Errorf("%s: %s.Accepts = true", name, s.Name())
 			}
 		}
-		if got := Eligible[*Hot](e.p.General(), e.p.Extra("narrow"), h); got.Certified() {
+		if got := eligible[*Hot](e.p.General(), e.p.Extra("narrow"), h); got.certified() {
 			t.Errorf("%s: certified by recheck: %v", name, got)
 		}
 		if e.p.Group("g1").Accepts(&Subspace{Members: []*Hot{h}}) {

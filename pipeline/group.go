@@ -39,7 +39,7 @@ type GroupSink struct {
 	c        sinkCounters
 }
 
-var _ HotSink[*Subspace] = (*GroupSink)(nil)
+var _ hotSink[*Subspace] = (*GroupSink)(nil)
 
 func newGroupSink(p *Pipeline, name string, size, capacity, floor int, crit Criteria) (*GroupSink, error) {
 	g := &GroupSink{p: p, name: name, size: size, crit: crit}
@@ -154,13 +154,13 @@ func (g *GroupSink) allLive(s *Subspace) bool {
 	return true
 }
 
-// Name implements HotSink.
+// Name implements hotSink.
 func (g *GroupSink) Name() string { return g.name }
 
-// ColdSource implements HotSink.
-func (g *GroupSink) ColdSource() stage.Stage[Location] { return g.p.cold }
+// coldSource implements hotSink.
+func (g *GroupSink) coldSource() stage.Stage[Location] { return g.p.cold }
 
-// Accepts implements HotSink: the subspace must hold at least Size members,
+// Accepts implements hotSink: the subspace must hold at least Size members,
 // every one with a live reservation (it fails closed otherwise, reading no
 // chunk) and passing the sink's criteria on its resident chunk.
 func (g *GroupSink) Accepts(s *Subspace) bool {
@@ -180,25 +180,25 @@ func (g *GroupSink) Accepts(s *Subspace) bool {
 	return true
 }
 
-// HasExtrinsicVerifier implements HotSink.
+// HasExtrinsicVerifier implements hotSink.
 func (g *GroupSink) HasExtrinsicVerifier() bool { return g.crit.Extrinsic }
 
-// ExternallyLeased implements HotSink: false.
-func (g *GroupSink) ExternallyLeased() bool { return false }
+// externallyLeased implements hotSink: false.
+func (g *GroupSink) externallyLeased() bool { return false }
 
-// NarrowsBeyondColdSource implements HotSink.
-func (g *GroupSink) NarrowsBeyondColdSource() bool { return g.crit.narrows() }
+// narrowsBeyondColdSource implements hotSink.
+func (g *GroupSink) narrowsBeyondColdSource() bool { return g.crit.narrows() }
 
-// ChunkCostPerEntry implements HotSink: Size.
-func (g *GroupSink) ChunkCostPerEntry() int { return g.size }
+// chunkCostPerEntry implements hotSink: Size.
+func (g *GroupSink) chunkCostPerEntry() int { return g.size }
 
-// DemandWeight implements HotSink.
-func (g *GroupSink) DemandWeight() int64 { return g.d.weight() }
+// demandWeight implements hotSink.
+func (g *GroupSink) demandWeight() int64 { return g.d.weight() }
 
-// Len implements HotSink: subspaces ready.
+// Len implements hotSink: subspaces ready.
 func (g *GroupSink) Len() int { return g.ring.Len() }
 
-// Cap implements HotSink: capacity in subspaces.
+// Cap implements hotSink: capacity in subspaces.
 func (g *GroupSink) Cap() int { return int(g.capacity.Load()) }
 
 // Quota is the number of subspaces the allocator aims for.

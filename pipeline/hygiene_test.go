@@ -175,9 +175,9 @@ func runHygiene(t *testing.T, seed uint64, steps int) {
 			}
 		case op < 85:
 			if rng.IntN(2) == 0 {
-				p.Login().Drain()
+				p.Login().drain()
 			} else {
-				p.General().Drain()
+				p.General().drain()
 			}
 		case op < 87:
 			p.Clear()

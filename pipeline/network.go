@@ -52,8 +52,8 @@ const (
 	tokenNonce   = 16
 	tokenBody    = 1 + 8 + tokenNonce // version, issued, nonce
 	tokenLen     = tokenBody + sha256.Size
-	// TokenTextLen is the length of a token's text.
-	TokenTextLen = (tokenLen*8 + 5) / 6
+	// tokenTextLen is the length of a token's text.
+	tokenTextLen = (tokenLen*8 + 5) / 6
 	// tokenLabel separates the MACs of tokens from any other use of the
 	// secret.
 	tokenLabel = "rtp network token\x00"
@@ -91,7 +91,7 @@ type NetworkSink struct {
 	leases map[Token]*lease
 }
 
-var _ HotSink[*Hot] = (*NetworkSink)(nil)
+var _ hotSink[*Hot] = (*NetworkSink)(nil)
 
 // newNetworkSink makes the network sink over pool (nil in tests of the
 // token alone: region "region", sink "network", the real clock).
@@ -145,14 +145,14 @@ func (n *NetworkSink) NewToken() Token {
 // accepts only the canonical text of a token of this version: its bytes
 // must re-encode to exactly the text given.
 func (n *NetworkSink) parse(t Token) (issued time.Time, ok bool) {
-	if len(t) != TokenTextLen {
+	if len(t) != tokenTextLen {
 		return time.Time{}, false
 	}
 	var b [tokenLen]byte
 	if k, err := base64.RawURLEncoding.Decode(b[:], []byte(t)); err != nil || k != tokenLen {
 		return time.Time{}, false
 	}
-	var text [TokenTextLen]byte
+	var text [tokenTextLen]byte
 	base64.RawURLEncoding.Encode(text[:], b[:])
 	if string(text[:]) != string(t) || b[0] != tokenVersion {
 		return time.Time{}, false
@@ -445,34 +445,34 @@ func (n *NetworkSink) leasedLocations() []Location {
 	return out
 }
 
-// Name implements HotSink.
+// Name implements hotSink.
 func (n *NetworkSink) Name() string { return n.pool.name }
 
-// ColdSource implements HotSink.
-func (n *NetworkSink) ColdSource() stage.Stage[Location] { return n.pool.ColdSource() }
+// coldSource implements hotSink.
+func (n *NetworkSink) coldSource() stage.Stage[Location] { return n.pool.coldSource() }
 
-// Accepts implements HotSink (the pool's criteria; fails closed).
+// Accepts implements hotSink (the pool's criteria; fails closed).
 func (n *NetworkSink) Accepts(h *Hot) bool { return n.pool.Accepts(h) }
 
-// HasExtrinsicVerifier implements HotSink.
+// HasExtrinsicVerifier implements hotSink.
 func (n *NetworkSink) HasExtrinsicVerifier() bool { return n.pool.HasExtrinsicVerifier() }
 
-// ExternallyLeased implements HotSink: always true.
-func (n *NetworkSink) ExternallyLeased() bool { return true }
+// externallyLeased implements hotSink: always true.
+func (n *NetworkSink) externallyLeased() bool { return true }
 
-// NarrowsBeyondColdSource implements HotSink.
-func (n *NetworkSink) NarrowsBeyondColdSource() bool { return n.pool.NarrowsBeyondColdSource() }
+// narrowsBeyondColdSource implements hotSink.
+func (n *NetworkSink) narrowsBeyondColdSource() bool { return n.pool.narrowsBeyondColdSource() }
 
-// ChunkCostPerEntry implements HotSink: 1.
-func (n *NetworkSink) ChunkCostPerEntry() int { return 1 }
+// chunkCostPerEntry implements hotSink: 1.
+func (n *NetworkSink) chunkCostPerEntry() int { return 1 }
 
-// DemandWeight implements HotSink.
-func (n *NetworkSink) DemandWeight() int64 { return n.pool.DemandWeight() }
+// demandWeight implements hotSink.
+func (n *NetworkSink) demandWeight() int64 { return n.pool.demandWeight() }
 
-// Len implements HotSink: entries ready to be leased.
+// Len implements hotSink: entries ready to be leased.
 func (n *NetworkSink) Len() int { return n.pool.Len() }
 
-// Cap implements HotSink.
+// Cap implements hotSink.
 func (n *NetworkSink) Cap() int { return n.pool.Cap() }
 
 // SetCapacity changes the pool's capacity, as Sink.SetCapacity.

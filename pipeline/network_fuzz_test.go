@@ -31,7 +31,7 @@ func FuzzToken(f *testing.F) {
 	}
 	f.Add("")
 	f.Add("====")
-	f.Add(string(make([]byte, TokenTextLen)))
+	f.Add(string(make([]byte, tokenTextLen)))
 	f.Fuzz(func(t *testing.T, s string) {
 		if !n.valid(Token(s)) {
 			return

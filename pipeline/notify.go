@@ -2,10 +2,14 @@ package pipeline
 
 import "fmt"
 
-// notifyPromote calls Options.OnPromote for sink, if set, recovering and
-// logging a panic so that it cannot take a goroutine of the pipeline (and
-// the process) down. The caller holds no lock.
-func (p *Pipeline) notifyPromote(sink string) {
+// notifyPromote wakes the requests waiting on sig (nil: none wait on
+// that sink), then calls Options.OnPromote for sink, if set, recovering
+// and logging a panic so that it cannot take a goroutine of the pipeline
+// (and the process) down. The caller holds no lock.
+func (p *Pipeline) notifyPromote(sink string, sig *signal) {
+	if sig != nil {
+		sig.notify()
+	}
 	f := p.opts.OnPromote
 	if f == nil {
 		return
@@ -23,7 +27,7 @@ func (p *Pipeline) notifyPromote(sink string) {
 // since the last call.
 func (s *Sink) notifyLanded() {
 	if s.landed.Swap(false) {
-		s.p.notifyPromote(s.name)
+		s.p.notifyPromote(s.name, &s.sig)
 	}
 }
 
@@ -39,7 +43,7 @@ func (p *Pipeline) notifyTransfers() {
 	}
 	for _, g := range p.groups {
 		if g.landed.Swap(false) {
-			p.notifyPromote(g.name)
+			p.notifyPromote(g.name, nil)
 		}
 	}
 }

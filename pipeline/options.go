@@ -28,7 +28,7 @@ const (
 	DefaultDemandHalfLife   = time.Minute
 	DefaultDemandHorizon    = time.Minute
 	DefaultPromotionTimeout = 10 * time.Second
-	DefaultMissHistory      = 128
+	defaultMissHistory      = 128
 )
 
 // Defaults of Budget.
@@ -434,7 +434,7 @@ func (o Options) withDefaults() Options {
 	if o.ReservationLifespan == 0 {
 		o.ReservationLifespan = -1 // world: never expires
 	}
-	o.MissHistory = orDefault(o.MissHistory, DefaultMissHistory)
+	o.MissHistory = orDefault(o.MissHistory, defaultMissHistory)
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}

@@ -23,6 +23,7 @@ type PersonalSink struct {
 	crit      Criteria
 	perPlayer int
 	keyed     *stage.Keyed[string, *Hot]
+	sig       signal // wakes the requests waiting on any bucket (Take)
 	d         demand
 	c         sinkCounters
 
@@ -32,7 +33,7 @@ type PersonalSink struct {
 	pending map[string]int // promotions in flight per player
 }
 
-var _ HotSink[*Hot] = (*PersonalSink)(nil)
+var _ hotSink[*Hot] = (*PersonalSink)(nil)
 
 func newPersonalSink(p *Pipeline, name string, perPlayer int, crit Criteria) (*PersonalSink, error) {
 	ps := &PersonalSink{
@@ -194,13 +195,13 @@ func (ps *PersonalSink) deliver(player string, h *Hot, now time.Time) (took, sto
 	return true, s.OfferSilent(h)
 }
 
-// Name implements HotSink.
+// Name implements hotSink.
 func (ps *PersonalSink) Name() string { return ps.name }
 
-// ColdSource implements HotSink.
-func (ps *PersonalSink) ColdSource() stage.Stage[Location] { return ps.p.cold }
+// coldSource implements hotSink.
+func (ps *PersonalSink) coldSource() stage.Stage[Location] { return ps.p.cold }
 
-// Accepts implements HotSink: fails closed, then the sink's criteria.
+// Accepts implements hotSink: fails closed, then the sink's criteria.
 func (ps *PersonalSink) Accepts(h *Hot) bool {
 	if !h.live() || h.changed() {
 		return false
@@ -208,25 +209,25 @@ func (ps *PersonalSink) Accepts(h *Hot) bool {
 	return ps.crit.accepts(h, ps.p.opts.Check)
 }
 
-// HasExtrinsicVerifier implements HotSink.
+// HasExtrinsicVerifier implements hotSink.
 func (ps *PersonalSink) HasExtrinsicVerifier() bool { return ps.crit.Extrinsic }
 
-// ExternallyLeased implements HotSink: always true (entries are keyed).
-func (ps *PersonalSink) ExternallyLeased() bool { return true }
+// externallyLeased implements hotSink: always true (entries are keyed).
+func (ps *PersonalSink) externallyLeased() bool { return true }
 
-// NarrowsBeyondColdSource implements HotSink.
-func (ps *PersonalSink) NarrowsBeyondColdSource() bool { return ps.crit.narrows() }
+// narrowsBeyondColdSource implements hotSink.
+func (ps *PersonalSink) narrowsBeyondColdSource() bool { return ps.crit.narrows() }
 
-// ChunkCostPerEntry implements HotSink: 1.
-func (ps *PersonalSink) ChunkCostPerEntry() int { return 1 }
+// chunkCostPerEntry implements hotSink: 1.
+func (ps *PersonalSink) chunkCostPerEntry() int { return 1 }
 
-// DemandWeight implements HotSink.
-func (ps *PersonalSink) DemandWeight() int64 { return ps.d.weight() }
+// demandWeight implements hotSink.
+func (ps *PersonalSink) demandWeight() int64 { return ps.d.weight() }
 
-// Len implements HotSink: entries over all buckets.
+// Len implements hotSink: entries over all buckets.
 func (ps *PersonalSink) Len() int { return ps.keyed.Len() }
 
-// Cap implements HotSink: the capacities of the open buckets, summed.
+// Cap implements hotSink: the capacities of the open buckets, summed.
 func (ps *PersonalSink) Cap() int {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()

@@ -89,6 +89,7 @@ type counters struct {
 	screenRejects, promotionRejects                    [stage.ReasonError + 1]atomic.Uint64
 	reserveFailures                                    [numReserveFailures]atomic.Uint64
 	memoryErrors, duplicates, callbackPanics, knownBad atomic.Uint64
+	refused                                            atomic.Uint64
 	changedCold                                        atomic.Uint64
 }
 

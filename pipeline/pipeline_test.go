@@ -162,7 +162,7 @@ func TestMissRecordsJointFill(t *testing.T) {
 	}
 }
 
-// TestNomenclature is the seed's nomenclature guard for this package: no
+// TestNomenclature is the nomenclature guard for this package: no
 // L1/L2/L3 tier names in code or comments.
 func TestNomenclature(t *testing.T) {
 	re := regexp.MustCompile(`\b[Ll][123]\b|[a-z][123](Kept|Cold|Backlog)Cap`)

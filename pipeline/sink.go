@@ -12,17 +12,17 @@ import (
 	"github.com/rtpengine/rtp/world"
 )
 
-// HotSink is the seed's hot sink contract: what the allocator and the
+// hotSink is the hot sink contract: what the allocator and the
 // transfer-eligibility test need to know about a sink whose entries are T
 // (*Hot for single-target sinks, *Subspace for group sinks).
 //
 // Implementations in this package are safe for concurrent use.
-type HotSink[T any] interface {
+type hotSink[T any] interface {
 	// Name is the sink's name, unique in its pipeline.
 	Name() string
-	// ColdSource is the cold stage the sink is filled from; its identity
+	// coldSource is the cold stage the sink is filled from; its identity
 	// establishes common provenance (rule 1). Nil means none.
-	ColdSource() stage.Stage[Location]
+	coldSource() stage.Stage[Location]
 	// Accepts is the resident-chunk recheck: would this sink accept the
 	// entry? It performs no chunk I/O and calls no verifier, and it fails
 	// closed on an entry whose reservation is nil or closed.
@@ -30,100 +30,100 @@ type HotSink[T any] interface {
 	// HasExtrinsicVerifier reports whether the sink's acceptance depends on
 	// an out-of-process check, which Accepts cannot run.
 	HasExtrinsicVerifier() bool
-	// ExternallyLeased reports whether entries are pinned to a token or a
+	// externallyLeased reports whether entries are pinned to a token or a
 	// key (network, personal): such a sink never takes part in transfers.
-	ExternallyLeased() bool
-	// NarrowsBeyondColdSource reports whether the sink applies criteria its
+	externallyLeased() bool
+	// narrowsBeyondColdSource reports whether the sink applies criteria its
 	// cold source does not guarantee.
-	NarrowsBeyondColdSource() bool
-	// ChunkCostPerEntry is the footprint of one entry in chunks: 1 for a
+	narrowsBeyondColdSource() bool
+	// chunkCostPerEntry is the footprint of one entry in chunks: 1 for a
 	// single-target sink, N for a group sink of subspaces of N.
-	ChunkCostPerEntry() int
-	// DemandWeight is the sink's demand, an EWMA of requests per second
+	chunkCostPerEntry() int
+	// demandWeight is the sink's demand, an EWMA of requests per second
 	// updated on each pulse, in thousandths (1000 = one request a second).
-	DemandWeight() int64
+	demandWeight() int64
 	// Len is the number of entries ready; Cap the sink's capacity.
 	Len() int
 	Cap() int
 }
 
-// Eligibility is the verdict of the transfer-eligibility test.
-type Eligibility uint8
+// eligibility is the verdict of the transfer-eligibility test.
+type eligibility uint8
 
 // The verdicts, in the order the rules are applied.
 const (
-	// IneligibleSameSink: source and destination are one sink.
-	IneligibleSameSink Eligibility = iota
-	// IneligibleLeased: rule 0, a sink is externally leased.
-	IneligibleLeased
-	// IneligibleFootprint: rule 0, the source's footprint is smaller than
+	// ineligibleSameSink: source and destination are one sink.
+	ineligibleSameSink eligibility = iota
+	// ineligibleLeased: rule 0, a sink is externally leased.
+	ineligibleLeased
+	// ineligibleFootprint: rule 0, the source's footprint is smaller than
 	// the destination's.
-	IneligibleFootprint
-	// IneligibleUncertified: rules 0 hold but neither rule 1 nor rule 2
+	ineligibleFootprint
+	// ineligibleUncertified: rules 0 hold but neither rule 1 nor rule 2
 	// certifies the entry; it is left in place.
-	IneligibleUncertified
-	// CertifiedProvenance: rule 1, same cold source and a destination
+	ineligibleUncertified
+	// certifiedProvenance: rule 1, same cold source and a destination
 	// that narrows nothing.
-	CertifiedProvenance
-	// CertifiedRecheck: rule 2, the destination's Accepts passed and it has
+	certifiedProvenance
+	// certifiedRecheck: rule 2, the destination's Accepts passed and it has
 	// no extrinsic verifier.
-	CertifiedRecheck
+	certifiedRecheck
 )
 
 var eligibilityNames = [...]string{
-	IneligibleSameSink:    "same sink",
-	IneligibleLeased:      "externally leased",
-	IneligibleFootprint:   "footprint too small",
-	IneligibleUncertified: "uncertified",
-	CertifiedProvenance:   "certified by provenance",
-	CertifiedRecheck:      "certified by recheck",
+	ineligibleSameSink:    "same sink",
+	ineligibleLeased:      "externally leased",
+	ineligibleFootprint:   "footprint too small",
+	ineligibleUncertified: "uncertified",
+	certifiedProvenance:   "certified by provenance",
+	certifiedRecheck:      "certified by recheck",
 }
 
-func (e Eligibility) String() string {
+func (e eligibility) String() string {
 	if int(e) < len(eligibilityNames) {
 		return eligibilityNames[e]
 	}
 	return "Eligibility(" + strconv.Itoa(int(e)) + ")"
 }
 
-// Certified reports whether the entry may be transferred.
-func (e Eligibility) Certified() bool {
-	return e == CertifiedProvenance || e == CertifiedRecheck
+// certified reports whether the entry may be transferred.
+func (e eligibility) certified() bool {
+	return e == certifiedProvenance || e == certifiedRecheck
 }
 
-// PairEligible applies rule 0, the preconditions on the sink pair: distinct
-// sinks, neither externally leased, and a.ChunkCostPerEntry() >=
-// b.ChunkCostPerEntry() (subsumption: it authorizes the size comparison
-// only). It returns IneligibleUncertified when the preconditions hold (the
+// pairEligible applies rule 0, the preconditions on the sink pair: distinct
+// sinks, neither externally leased, and a.chunkCostPerEntry() >=
+// b.chunkCostPerEntry() (subsumption: it authorizes the size comparison
+// only). It returns ineligibleUncertified when the preconditions hold (the
 // entry still needs rule 1 or 2), or the rule that failed.
-func PairEligible[T any](a, b HotSink[T]) Eligibility {
+func pairEligible[T any](a, b hotSink[T]) eligibility {
 	switch {
 	case any(a) == any(b):
-		return IneligibleSameSink
-	case a.ExternallyLeased() || b.ExternallyLeased():
-		return IneligibleLeased
-	case a.ChunkCostPerEntry() < b.ChunkCostPerEntry():
-		return IneligibleFootprint
+		return ineligibleSameSink
+	case a.externallyLeased() || b.externallyLeased():
+		return ineligibleLeased
+	case a.chunkCostPerEntry() < b.chunkCostPerEntry():
+		return ineligibleFootprint
 	}
-	return IneligibleUncertified
+	return ineligibleUncertified
 }
 
-// Eligible is the seed's transfer-eligibility test of entry, held by a,
-// for destination b: rule 0 (PairEligible), then rule 1 (a.ColdSource() ==
-// b.ColdSource(), not nil, and !b.NarrowsBeyondColdSource()), then rule 2
+// eligible is the transfer-eligibility test (see the package documentation) of entry, held by a,
+// for destination b: rule 0 (pairEligible), then rule 1 (a.coldSource() ==
+// b.coldSource(), not nil, and !b.narrowsBeyondColdSource()), then rule 2
 // (!b.HasExtrinsicVerifier() && b.Accepts(entry)). Only a certified verdict
 // allows the transfer; anything else leaves the entry where it is.
-func Eligible[T any](a, b HotSink[T], entry T) Eligibility {
-	if e := PairEligible(a, b); e != IneligibleUncertified {
+func eligible[T any](a, b hotSink[T], entry T) eligibility {
+	if e := pairEligible(a, b); e != ineligibleUncertified {
 		return e
 	}
-	if ca := a.ColdSource(); ca != nil && ca == b.ColdSource() && !b.NarrowsBeyondColdSource() {
-		return CertifiedProvenance
+	if ca := a.coldSource(); ca != nil && ca == b.coldSource() && !b.narrowsBeyondColdSource() {
+		return certifiedProvenance
 	}
 	if !b.HasExtrinsicVerifier() && b.Accepts(entry) {
-		return CertifiedRecheck
+		return certifiedRecheck
 	}
-	return IneligibleUncertified
+	return ineligibleUncertified
 }
 
 // CheckFunc is the full safety check of a landing column on the chunk res
@@ -257,11 +257,12 @@ type Sink struct {
 	quota    atomic.Int64
 	pending  atomic.Int64 // promotions in flight into this sink
 	landed   atomic.Bool  // transferred into since the last OnPromote call
+	sig      signal       // wakes the requests waiting on the sink (Take)
 	d        demand
 	c        sinkCounters
 }
 
-var _ HotSink[*Hot] = (*Sink)(nil)
+var _ hotSink[*Hot] = (*Sink)(nil)
 
 func newSink(p *Pipeline, name string, kind Kind, capacity, floor int, crit Criteria) (*Sink, error) {
 	s := &Sink{p: p, name: name, kind: kind, crit: crit}
@@ -281,7 +282,7 @@ func newSink(p *Pipeline, name string, kind Kind, capacity, floor int, crit Crit
 	return s, nil
 }
 
-// Name implements HotSink.
+// Name implements hotSink.
 func (s *Sink) Name() string { return s.name }
 
 // Kind is the access method the sink serves.
@@ -291,10 +292,10 @@ func (s *Sink) Kind() Kind { return s.kind }
 // allocator's accounting; it is meant for tests and tools.
 func (s *Sink) Stage() stage.Stage[*Hot] { return s.ring }
 
-// ColdSource implements HotSink.
-func (s *Sink) ColdSource() stage.Stage[Location] { return s.p.cold }
+// coldSource implements hotSink.
+func (s *Sink) coldSource() stage.Stage[Location] { return s.p.cold }
 
-// Accepts implements HotSink: it fails closed on a nil entry or a nil or
+// Accepts implements hotSink: it fails closed on a nil entry or a nil or
 // closed reservation, without reading any chunk, then checks the sink's
 // criteria and the safety check on the resident chunk.
 func (s *Sink) Accepts(h *Hot) bool {
@@ -304,25 +305,25 @@ func (s *Sink) Accepts(h *Hot) bool {
 	return s.crit.accepts(h, s.p.opts.Check)
 }
 
-// HasExtrinsicVerifier implements HotSink.
+// HasExtrinsicVerifier implements hotSink.
 func (s *Sink) HasExtrinsicVerifier() bool { return s.crit.Extrinsic }
 
-// ExternallyLeased implements HotSink: true for the network pool.
-func (s *Sink) ExternallyLeased() bool { return s.kind == KindNetwork }
+// externallyLeased implements hotSink: true for the network pool.
+func (s *Sink) externallyLeased() bool { return s.kind == KindNetwork }
 
-// NarrowsBeyondColdSource implements HotSink.
-func (s *Sink) NarrowsBeyondColdSource() bool { return s.crit.narrows() }
+// narrowsBeyondColdSource implements hotSink.
+func (s *Sink) narrowsBeyondColdSource() bool { return s.crit.narrows() }
 
-// ChunkCostPerEntry implements HotSink: 1.
-func (s *Sink) ChunkCostPerEntry() int { return 1 }
+// chunkCostPerEntry implements hotSink: 1.
+func (s *Sink) chunkCostPerEntry() int { return 1 }
 
-// DemandWeight implements HotSink.
-func (s *Sink) DemandWeight() int64 { return s.d.weight() }
+// demandWeight implements hotSink.
+func (s *Sink) demandWeight() int64 { return s.d.weight() }
 
-// Len implements HotSink.
+// Len implements hotSink.
 func (s *Sink) Len() int { return s.ring.Len() }
 
-// Cap implements HotSink: the nominal capacity (the ring may hold a few
+// Cap implements hotSink: the nominal capacity (the ring may hold a few
 // more, rounded up to a power of two, as slack for concurrent producers).
 func (s *Sink) Cap() int { return int(s.capacity.Load()) }
 
@@ -387,10 +388,10 @@ func (s *Sink) dropStale(h *Hot) {
 	s.p.cold.Offer(h.Location)
 }
 
-// Drain demotes every entry of the sink to cold (silent poll, close the
+// drain demotes every entry of the sink to cold (silent poll, close the
 // reservation, offer the location to cold) and returns how many it
 // demoted.
-func (s *Sink) Drain() int {
+func (s *Sink) drain() int {
 	n := 0
 	for {
 		h, ok := s.ring.PollSilent()

@@ -118,6 +118,9 @@ type Stats struct {
 	Changed     uint64 `json:"changed"`
 	// CallbackPanics counts panics of Options.OnPromote.
 	CallbackPanics uint64 `json:"callbackPanics"`
+	// Refused counts the entries Take closed because the request's Admit
+	// refused them.
+	Refused uint64 `json:"refused"`
 }
 
 // fills returns the fill and capacity of every sink, in a fixed order:
@@ -192,6 +195,7 @@ func (p *Pipeline) Stats() Stats {
 		KnownBad:            p.ctr.knownBad.Load(),
 		ChangedCold:         p.ctr.changedCold.Load(),
 		CallbackPanics:      p.ctr.callbackPanics.Load(),
+		Refused:             p.ctr.refused.Load(),
 		Reservations: ReservationStats{
 			Released:       p.rel.released.Load(),
 			ForeignClosed:  p.rel.foreignClosed.Load(),

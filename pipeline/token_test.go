@@ -26,11 +26,11 @@ func TestTokenRespellingsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := string(n.NewToken())
-	if !n.valid(Token(tok)) || len(tok) != TokenTextLen {
+	if !n.valid(Token(tok)) || len(tok) != tokenTextLen {
 		t.Fatalf("fresh token %q (%d characters) refused", tok, len(tok))
 	}
 	bad := []string{
-		"", tok[:TokenTextLen-1], tok + "A",
+		"", tok[:tokenTextLen-1], tok + "A",
 		tok + "\n", "\n" + tok, tok + "\r\n", tok[:33] + "\n" + tok[33:], tok[:33] + "\r" + tok[34:],
 		tok + "=", tok + "==", " " + tok, tok + " ",
 		strings.ToUpper(tok), strings.ToLower(tok),

@@ -11,9 +11,9 @@ import (
 	"github.com/rtpengine/rtp/world"
 )
 
-// ReasonFor maps a memory cause to the transition reason of a rejection
+// reasonFor maps a memory cause to the transition reason of a rejection
 // for that cause.
-func ReasonFor(c memory.Cause) stage.Reason {
+func reasonFor(c memory.Cause) stage.Reason {
 	switch c {
 	case memory.CauseSafety:
 		return stage.ReasonUnsafeBlock
@@ -84,7 +84,7 @@ func (p *Pipeline) screen(ctx context.Context, c Candidate, v *verdict) (stage.O
 		return stage.Outcome[Location]{}, fmt.Errorf("pipeline: screening %v rejected with invalid cause %d", c.Chunk, r.Cause)
 	}
 	v.cause = r.Cause
-	return stage.Rejected[Location](ReasonFor(r.Cause), detail(r.Cause, r.Detail)), nil
+	return stage.Rejected[Location](reasonFor(r.Cause), detail(r.Cause, r.Detail)), nil
 }
 
 // screenGated runs the Screen function inside the gate screen entered.
@@ -174,7 +174,7 @@ func (p *Pipeline) promoteOne(ctx context.Context, loc Location) (*Hot, bool) {
 func (p *Pipeline) promote(ctx context.Context, loc Location, v *verdict) (out stage.Outcome[*Hot], err error) {
 	if cause, bad := p.opts.Memory.CauseAt(loc.Index); bad {
 		v.cause, v.known = cause, true
-		return stage.Rejected[*Hot](ReasonFor(cause), "memory holds the chunk as rejected: "+cause.String()), nil
+		return stage.Rejected[*Hot](reasonFor(cause), "memory holds the chunk as rejected: "+cause.String()), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.PromotionTimeout)
 	defer cancel()
@@ -200,7 +200,7 @@ func (p *Pipeline) promote(ctx context.Context, loc Location, v *verdict) (out s
 		// A check that failed for want of the chunk says nothing of the
 		// place; its location stays good.
 		v.recycle = cause.Tier() == memory.Transient
-		return stage.Rejected[*Hot](ReasonFor(cause), detail(cause, "")), nil
+		return stage.Rejected[*Hot](reasonFor(cause), detail(cause, "")), nil
 	}
 	loc.Y = int64(y)
 	if p.opts.Verifiers != nil {

@@ -15,11 +15,11 @@ import (
 
 func TestReasonFor(t *testing.T) {
 	for c := range memory.Cause(memory.NumCauses) {
-		if r := ReasonFor(c); !r.IsRejection() || r == stage.ReasonError {
+		if r := reasonFor(c); !r.IsRejection() || r == stage.ReasonError {
 			t.Errorf("ReasonFor(%v) = %v, want a specific rejection reason", c, r)
 		}
 	}
-	if r := ReasonFor(memory.Cause(200)); r != stage.ReasonError {
+	if r := reasonFor(memory.Cause(200)); r != stage.ReasonError {
 		t.Errorf("ReasonFor(invalid) = %v, want ERROR", r)
 	}
 }

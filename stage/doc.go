@@ -49,8 +49,8 @@
 //
 // A transition takes an entry its caller has already removed from the source
 // stage (so a failed promotion cannot duplicate it) and returns an Outcome:
-// Promoted with the new entry, or a rejection with a Reason from the seed's
-// list and a detail. Transition.Run turns an error or a panic of the
+// Promoted with the new entry, or a rejection with a Reason from the
+// fixed list and a detail. Transition.Run turns an error or a panic of the
 // transition into a rejection with ReasonError, logs it at warning level
 // with log/slog, and disposes the source entry through the source stage.
 //

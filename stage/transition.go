@@ -47,7 +47,7 @@ func Reasons() []Reason {
 	return rs
 }
 
-// String returns the seed's name of r, such as "UNSAFE_BLOCK", or
+// String returns the fixed name of r, such as "UNSAFE_BLOCK", or
 // "Reason(n)" for a value that is not a Reason.
 func (r Reason) String() string {
 	if r < numReasons {
@@ -122,7 +122,7 @@ type Func[From, To any] func(ctx context.Context, src From) (Outcome[To], error)
 
 // Transition is an edge between two stages of a pipeline (screening
 // backlog -> cold, promotion cold -> hot, demotion hot -> cold). It wraps its
-// Func so that the seed's rules hold whatever the Func does:
+// Func so that the stage contract's rules hold whatever the Func does:
 //
 //   - every rejection carries a reason;
 //   - an error, a panic, a rejection without a valid reason, or a rejection

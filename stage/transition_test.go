@@ -67,7 +67,7 @@ func TestReasonNames(t *testing.T) {
 		}
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("Reasons() = %v, want the seed's %v", got, want)
+		t.Errorf("Reasons() = %v, want the fixed list %v", got, want)
 	}
 	if stage.ReasonNone.IsRejection() {
 		t.Error("ReasonNone.IsRejection() = true")
@@ -359,7 +359,7 @@ func TestTransitionDefaultLogger(t *testing.T) {
 	}
 }
 
-// TestTransitionThroughStages: the seed's promotion and demotion sequences
+// TestTransitionThroughStages: the promotion and demotion sequences of the contract
 // over real stages, with a counting reservation: reservations opened equal
 // reservations closed, failures included, and silent moves keep the rows.
 func TestTransitionThroughStages(t *testing.T) {
@@ -450,7 +450,7 @@ func TestTransitionThroughStages(t *testing.T) {
 	}
 }
 
-// TestDisposalTerminal follows the seed's disposal-terminality checks: a hot
+// TestDisposalTerminal checks that disposal is terminal: a hot
 // stage's disposal closes the reservation and re-offers nothing; a demotion
 // into a full cold stage disposes the bare position once, through the cold
 // stage, without recursing into any other disposal; Close recycles nothing.
