@@ -72,19 +72,33 @@ type Latency struct {
 // Resident are the counters (since start) and gauges of the resident chunk
 // store of a region's world.
 type Resident struct {
-	Opened     uint64 `json:"opened"`
-	Closed     uint64 `json:"closed"`
-	Forced     uint64 `json:"forced"`
-	Open       int    `json:"open"`
+	// Opened counts the chunk reservations handed out; Closed those
+	// closed by any path; Forced, of Closed, those the watchdog closed
+	// past their lifespan. Open is the number open now.
+	Opened uint64 `json:"opened"`
+	Closed uint64 `json:"closed"`
+	Forced uint64 `json:"forced"`
+	Open   int    `json:"open"`
+	// Hits and Misses count the reservations served by a resident chunk
+	// and those that waited for a load; Loads the loads finished and
+	// LoadErrors those that failed; Evictions the chunks evicted for the
+	// memory budget; Stale the resident copies found changed at the
+	// source and loaded again.
 	Hits       uint64 `json:"hits"`
 	Misses     uint64 `json:"misses"`
 	Loads      uint64 `json:"loads"`
 	LoadErrors uint64 `json:"loadErrors"`
 	Evictions  uint64 `json:"evictions"`
-	Resident   int    `json:"resident"`
-	Reserved   int    `json:"reserved"`
-	Bytes      int64  `json:"bytes"`
-	Loading    int    `json:"loading"`
+	Stale      uint64 `json:"stale"`
+	// Resident is the number of chunks in memory; Reserved, of them, those
+	// held by a reservation; Retired the stale copies still held.
+	Resident int `json:"resident"`
+	Reserved int `json:"reserved"`
+	Retired  int `json:"retired"`
+	// Bytes is the estimated memory of the resident chunks, in bytes.
+	Bytes int64 `json:"bytes"`
+	// Loading is the number of loads in flight.
+	Loading int `json:"loading"`
 }
 
 // Status is the answer of GET /healthz ("ok") and GET /readyz ("ready").
@@ -92,7 +106,8 @@ type Status struct {
 	Status string `json:"status"`
 }
 
-// Error is the body of every non-2xx answer.
+// Error is the body of every non-2xx answer (see the package
+// documentation for why it is not an RFC 9457 problem document).
 type Error struct {
 	Error ErrorDetail `json:"error"`
 }

@@ -29,49 +29,15 @@ type TeleportRequest struct {
 	Wait time.Duration
 }
 
-// Teleport is a location handed to a player. Its reservation stays open
-// until Complete (or Cancel) with its ID. It is api.Teleport with the wait
-// as a time.Duration; its JSON is api.Teleport's.
-type Teleport struct {
-	ID     uint64 `json:"id"`
-	Region string `json:"region"`
-	World  string `json:"world"`
-	X      int64  `json:"x"`
-	Y      int64  `json:"y"`
-	Z      int64  `json:"z"`
-	// StandY is the height the player's feet rest at (see api.Teleport).
-	StandY float64 `json:"standY"`
-	Biome  string  `json:"biome"`
-	// Sink names the sink that served the location.
-	Sink string `json:"sink"`
-	// Waited is how long the request waited (waitedMs in the JSON).
-	Waited time.Duration `json:"-"`
-}
-
-// UnmarshalJSON reads the API's form (waitedMs in float milliseconds).
-func (t *Teleport) UnmarshalJSON(data []byte) error {
-	var j api.Teleport
-	if err := json.Unmarshal(data, &j); err != nil {
-		return err
-	}
-	*t = Teleport{ID: j.ID, Region: j.Region, World: j.World, X: j.X, Y: j.Y, Z: j.Z,
-		StandY: j.StandY, Biome: j.Biome, Sink: j.Sink, Waited: fromMs(j.WaitedMs)}
-	return nil
-}
-
-// MarshalJSON writes the API's form.
-func (t Teleport) MarshalJSON() ([]byte, error) {
-	return json.Marshal(api.Teleport{ID: t.ID, Region: t.Region, World: t.World, X: t.X, Y: t.Y, Z: t.Z,
-		StandY: t.StandY, Biome: t.Biome, Sink: t.Sink, WaitedMs: float64(t.Waited) / float64(time.Millisecond)})
-}
+// Teleport is a location handed to a player: package api's Teleport. Its
+// reservation stays open until Complete (or Cancel) with its ID. Waited
+// gives WaitedMs as a time.Duration.
+type Teleport = api.Teleport
 
 // Reservation is a network reservation: the token holding it, the
-// location leased to it and when the lease ends.
-type Reservation struct {
-	Token    string    `json:"token"`
-	Location Teleport  `json:"location"`
-	Expires  time.Time `json:"expires"`
-}
+// location leased to it and when the lease ends (package api's
+// Reservation).
+type Reservation = api.Reservation
 
 // Region is one configured region.
 type Region = api.Region
@@ -189,8 +155,9 @@ func (c *Client) StatsRaw(ctx context.Context, region string) (json.RawMessage, 
 	return raw, err
 }
 
-// Stats returns a region's stats, decoded (see Stats for what is kept; Raw
-// holds the whole answer).
+// Stats returns a region's stats, decoded into package api's shape:
+// GET /v1/regions/{region}/stats. Keys the shape does not know are
+// skipped; StatsRaw keeps them.
 func (c *Client) Stats(ctx context.Context, region string) (Stats, error) {
 	raw, err := c.StatsRaw(ctx, region)
 	if err != nil {
@@ -200,7 +167,6 @@ func (c *Client) Stats(ctx context.Context, region string) (Stats, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return Stats{}, fmt.Errorf("client: stats of %q: %w", region, err)
 	}
-	s.Raw = raw
 	return s, nil
 }
 

@@ -7,6 +7,14 @@
 // Retry-After the server asked for. Response bodies are read with a bound
 // (Options.MaxResponseBytes), so a misbehaving server cannot make the client
 // allocate without limit.
+//
+// The answers are package api's types, the documented wire shapes:
+// Teleport, Reservation, Stats and their parts are aliases of them (so a
+// value of either package is the same type), with the durations as float
+// milliseconds under their Ms fields; methods such as Teleport.Waited and
+// Latency.P99 give them as time.Duration. Keys a newer server adds are
+// skipped when decoding; StatsRaw returns the stats answer as it was
+// written.
 package client
 
 import (
@@ -16,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -234,18 +241,5 @@ func finish(resp *http.Response) {
 
 // ms converts a duration to the API's whole milliseconds.
 func ms(d time.Duration) int64 { return int64(d / time.Millisecond) }
-
-// fromMs converts the API's float milliseconds to a duration; negative or
-// NaN values give 0 and huge ones saturate.
-func fromMs(f float64) time.Duration {
-	ns := f * float64(time.Millisecond)
-	switch {
-	case !(ns > 0):
-		return 0
-	case ns >= math.MaxInt64:
-		return math.MaxInt64
-	}
-	return time.Duration(ns)
-}
 
 func itoa(id uint64) string { return strconv.FormatUint(id, 10) }

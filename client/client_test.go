@@ -49,9 +49,12 @@ func TestTeleportCompleteCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Teleport{ID: 1, Region: "default", World: "world", X: 101, Y: 64, Z: -5, Biome: "plains",
-		Sink: "general", Waited: 1500 * time.Microsecond}
+		Sink: "general", WaitedMs: 1.5}
 	if tp != want {
 		t.Fatalf("Teleport = %+v, want %+v", tp, want)
+	}
+	if tp.Waited() != 1500*time.Microsecond {
+		t.Errorf("Teleport.Waited() = %v, want 1.5ms", tp.Waited())
 	}
 	if _, ok := f.lastBody["waitMs"]; ok {
 		t.Errorf("Teleport without Wait sent waitMs %v, want none", f.lastBody["waitMs"])
@@ -201,14 +204,21 @@ func TestRegionsStats(t *testing.T) {
 		s.Memory.TopCause != "water" || s.Memory.Coverage != 0.25 || s.Resident.Open != 4 || s.Resident.Resident != 12 {
 		t.Fatalf("Stats = %+v", s)
 	}
-	wantLat := Latency{Count: 9, P50: 12 * time.Microsecond, P90: 500 * time.Microsecond,
-		P99: 1500 * time.Microsecond, Max: 2 * time.Second}
-	if s.Latency == nil || *s.Latency != wantLat {
+	wantLat := Latency{Count: 9, P50Ms: 0.012, P90Ms: 0.5, P99Ms: 1.5, MaxMs: 2000}
+	if s.Latency != wantLat {
 		t.Fatalf("Stats latency = %+v, want %+v", s.Latency, wantLat)
 	}
-	var raw map[string]any
-	if err := json.Unmarshal(s.Raw, &raw); err != nil || raw["future"] != "kept in Raw" {
-		t.Fatalf("Stats.Raw = %s (%v)", s.Raw, err)
+	l := s.Latency
+	if l.P50() != 12*time.Microsecond || l.P90() != 500*time.Microsecond || l.P99() != 1500*time.Microsecond || l.Max() != 2*time.Second {
+		t.Errorf("Stats latency durations = %v %v %v %v", l.P50(), l.P90(), l.P99(), l.Max())
+	}
+	raw, err := c.StatsRaw(ctx, "a b/c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m["future"] != "kept in Raw" {
+		t.Fatalf("StatsRaw = %s (%v), want the key a newer server added", raw, err)
 	}
 	_, err = c.Stats(ctx, "nowhere")
 	wantCode(t, "stats of an unknown region", err, 404, CodeUnknownRegion)

@@ -128,7 +128,7 @@ func (f *fakeServer) handler() http.Handler {
 				"misses": 2, "screenRejections": map[string]uint64{"water": 4},
 			},
 			"memory":  map[string]any{"coverage": 0.25, "badFraction": 0.2, "topCause": "water", "topCauseShare": 0.75},
-			"latency": map[string]any{"count": 9, "p50Ms": 0.012, "p90Ms": 0.5, "p99": 1.5, "maxMs": 2000},
+			"latency": map[string]any{"count": 9, "p50Ms": 0.012, "p90Ms": 0.5, "p99Ms": 1.5, "maxMs": 2000},
 			"paused":  f.paused[name], "resident": map[string]any{"open": 4, "resident": 12},
 		})
 	})

@@ -3,6 +3,7 @@ package client_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/rtpengine/rtp/client"
 )
@@ -107,5 +110,53 @@ func TestCoversOpenAPI(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Fatalf("the client's routes:\n  %s\nthe API's:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// TestOpenAPIStatsShape checks the stats the client decodes against the
+// Stats schema of api/openapi.yaml: the API's golden answer validates,
+// and so does the client's Stats encoded again (nothing lost or renamed on
+// the way through the client's types).
+func TestOpenAPIStatsShape(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromFile(filepath.Join("..", "api", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := doc.Components.Schemas["Stats"]
+	if schema == nil {
+		t.Fatal("api/openapi.yaml has no Stats schema")
+	}
+	golden, err := os.ReadFile(filepath.Join("..", "api", "testdata", "stats.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate := func(what string, data []byte) {
+		t.Helper()
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.Value.VisitJSON(v); err != nil {
+			t.Errorf("%s does not validate against the Stats schema: %v", what, err)
+		}
+	}
+	validate("the golden stats", golden)
+	var s client.Stats
+	if err := json.Unmarshal(golden, &s); err != nil {
+		t.Fatal(err)
+	}
+	again, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate("client.Stats encoded again", again)
+	// A key the schema does not know is refused: the check has teeth.
+	var m map[string]any
+	if err := json.Unmarshal(golden, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["latency"].(map[string]any)["p50"] = 1
+	if err := schema.Value.VisitJSON(m); err == nil {
+		t.Error("the Stats schema accepts a latency key without its unit (p50)")
 	}
 }

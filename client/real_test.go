@@ -32,7 +32,11 @@ func TestAgainstServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e, err := engine.New(t.Context(), cfg, engine.Options{Logger: quiet})
+	spec, err := cfg.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(t.Context(), spec, engine.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +178,8 @@ func TestAgainstServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Region != "default" || st.World != "world" || st.Latency == nil || st.Latency.Count < 2 ||
-		st.Latency.Max <= 0 || len(st.Pipeline.Sinks) < 2 || st.Pipeline.Cold.Capacity == 0 || st.Memory.Len == 0 {
+	if st.Region != "default" || st.World != "world" || st.Latency.Count < 2 ||
+		st.Latency.Max() <= 0 || len(st.Pipeline.Sinks) < 2 || st.Pipeline.Cold.Capacity == 0 || st.Memory.Len == 0 {
 		t.Fatalf("Stats = %+v (latency %+v)", st, st.Latency)
 	}
 

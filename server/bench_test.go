@@ -11,7 +11,7 @@ import (
 // routing, metrics, body decoding and the JSON answer, over a fake engine
 // that answers at once, in process (no network).
 func BenchmarkHandlerTeleport(b *testing.B) {
-	s, err := New(&fakeEngine{}, Options{Logger: quietLogger()})
+	s, err := New(&fakeEngine{}, Options{Logger: quietLogger(), Claims: &memClaims{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func BenchmarkHandlerTeleport(b *testing.B) {
 // BenchmarkHandlerComplete measures a completion, the other request of
 // every teleport.
 func BenchmarkHandlerComplete(b *testing.B) {
-	s, err := New(&fakeEngine{}, Options{Logger: quietLogger(), Token: testToken})
+	s, err := New(&fakeEngine{}, Options{Logger: quietLogger(), Token: testToken, Claims: &memClaims{}})
 	if err != nil {
 		b.Fatal(err)
 	}

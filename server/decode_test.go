@@ -178,8 +178,8 @@ func FuzzTeleportRequest(f *testing.F) {
 	for _, s := range teleportSeeds {
 		f.Add(s)
 	}
-	// No claims store: the route does not use it.
-	s, err := New(&fakeEngine{}, Options{Logger: quietLogger(), MaxBodyBytes: 4096})
+	// A claims store in memory: the route does not use it.
+	s, err := New(&fakeEngine{}, Options{Logger: quietLogger(), MaxBodyBytes: 4096, Claims: &memClaims{}})
 	if err != nil {
 		f.Fatal(err)
 	}

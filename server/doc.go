@@ -4,10 +4,15 @@
 // route, body, answer and error; a test checks that it lists exactly the
 // routes the server registers.
 //
+// Every body the server writes or reads is one of package api's types.
+// The engine's types become them in one place (APITeleport, APIStats and
+// their unexported kin): no engine, pipeline or memory struct is marshalled
+// as it is, so a change inside the engine cannot change the wire.
+//
 // # Routes
 //
 //	GET    /v1/regions                                              regions, their worlds, paused
-//	GET    /v1/regions/{region}/stats                               the engine's Stats
+//	GET    /v1/regions/{region}/stats                               api.Stats
 //	POST   /v1/regions/{region}/teleports                           a location (waits on a miss)
 //	POST   /v1/teleports/{id}/complete                              the player arrived
 //	DELETE /v1/teleports/{id}                                       the player gave up
@@ -81,6 +86,9 @@
 //
 //	{"error": {"code": "<code>", "message": "<human text>"}}
 //
+// (api.Error; package api's documentation says why it is not RFC 9457
+// problem details).
+//
 // The codes of the engine's *engine.Error are its Reason:
 //
 //	unknown-region, unknown-id, unknown-token     404
@@ -132,7 +140,10 @@
 //	rtp_region_paused{region}                       1 while the scan is paused
 //	rtp_region_restored_locations{region}           cold locations restored at start
 //	rtp_teleports_total{region}                     teleports served
-//	rtp_teleport_latency_seconds{region,quantile}   0.5, 0.9, 0.99 since start
+//	rtp_teleport_latency_seconds{region}            histogram since start, buckets at every
+//	                                                power of two ns from 8.192 µs to 34.4 s
+//	                                                (exact; the same histogram gives `rtp stats`
+//	                                                its p50/p90/p99)
 //	rtp_teleport_latency_max_seconds{region}
 //	rtp_sink_fill{region,sink,kind}                 and _capacity, _quota, _leased,
 //	                                                _demand_per_second, _pending_promotions

@@ -84,7 +84,11 @@ func start(t *testing.T, cfg *config.Config, o envOptions) *env {
 	if o.clock != nil {
 		eopts.Clock = o.clock.Now
 	}
-	e, err := engine.New(t.Context(), cfg, eopts)
+	spec, err := cfg.Spec()
+	if err != nil {
+		t.Fatalf("config.Spec: %v", err)
+	}
+	e, err := engine.New(t.Context(), spec, eopts)
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)
 	}
@@ -190,13 +194,13 @@ func (ev *env) teleport(region, body string) (api.Teleport, answer) {
 	return tp, a
 }
 
-func (ev *env) stats(region string) statsJSON {
+func (ev *env) stats(region string) api.Stats {
 	ev.t.Helper()
 	a := ev.call("GET", "/v1/regions/"+region+"/stats", "")
 	if a.status != 200 {
 		ev.t.Fatalf("stats = %d %s", a.status, a.body)
 	}
-	var st statsJSON
+	var st api.Stats
 	if err := json.Unmarshal(a.body, &st); err != nil {
 		ev.t.Fatal(err)
 	}
@@ -288,7 +292,11 @@ func TestEndToEnd(t *testing.T) {
 	var ev *env
 	ev = start(t, cfg, envOptions{token: testToken, reload: func(ctx context.Context) error {
 		reloads.Add(1)
-		return ev.e.Reload(ctx, cfg)
+		spec, err := cfg.Spec()
+		if err != nil {
+			return &engine.Error{Reason: engine.ReasonInvalid, Err: err}
+		}
+		return ev.e.Reload(ctx, spec)
 	}})
 	const region = config.DefaultRegionName
 	world := config.DefaultWorldName
@@ -406,7 +414,8 @@ func TestEndToEnd(t *testing.T) {
 			`rtp_memory_rejections_total{cause="safetyExternal",region="default",source="claims"}`,
 			`rtp_memory_coverage{region="default"}`,
 			`rtp_resident_reservations_open{world="world"}`,
-			`rtp_teleport_latency_seconds{quantile="0.99",region="default"}`,
+			`rtp_teleport_latency_seconds_bucket{region="default",le="+Inf"}`,
+			`rtp_teleport_latency_seconds_count{region="default"}`,
 			`rtp_teleports_total{region="default"}`,
 			`rtp_region_paused{region="default"} 0`,
 			`rtp_claims 1`,

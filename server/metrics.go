@@ -93,12 +93,13 @@ func (rm routeMetrics) observe(code int, d time.Duration) {
 // The resident store's metrics are per world (regions of one world share
 // its store), reported once per world.
 type engineCollector struct {
-	e   Engine
-	log *slog.Logger
+	e      Engine
+	claims ClaimStore
+	log    *slog.Logger
 }
 
-func newEngineCollector(e Engine, log *slog.Logger) *engineCollector {
-	return &engineCollector{e: e, log: log}
+func newEngineCollector(e Engine, claims ClaimStore, log *slog.Logger) *engineCollector {
+	return &engineCollector{e: e, claims: claims, log: log}
 }
 
 // metricDesc is one metric of the engine collector.
@@ -114,12 +115,15 @@ func newDesc(name, help string, typ prometheus.ValueType, labels ...string) metr
 var (
 	counter = prometheus.CounterValue
 	gauge   = prometheus.GaugeValue
+	// histogram marks a metricDesc collected with NewConstHistogram (see
+	// collectLatency), which takes no value type of its own.
+	histogram = prometheus.UntypedValue
 
 	mRegionInfo   = newDesc("rtp_region_info", "A region and its world (always 1).", gauge, "region", "world")
 	mPaused       = newDesc("rtp_region_paused", "1 while the region's scan is paused.", gauge, "region")
 	mRestored     = newDesc("rtp_region_restored_locations", "Cold locations restored from the database at start.", gauge, "region")
 	mTeleports    = newDesc("rtp_teleports_total", "Teleports served.", counter, "region")
-	mLatency      = newDesc("rtp_teleport_latency_seconds", "Teleport latency quantiles since start.", gauge, "region", "quantile")
+	mLatency      = newDesc("rtp_teleport_latency_seconds", "Teleport latency since start.", histogram, "region")
 	mLatencyMax   = newDesc("rtp_teleport_latency_max_seconds", "Longest teleport since start.", gauge, "region")
 	mSinkFill     = newDesc("rtp_sink_fill", "Locations ready in a hot sink.", gauge, "region", "sink", "kind")
 	mSinkCap      = newDesc("rtp_sink_capacity", "Capacity of a hot sink.", gauge, "region", "sink", "kind")
@@ -254,7 +258,7 @@ func (ec *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		emit(mUnknownRej, float64(st.UnknownBlocks.Rejections), region)
 		emit(mUniqueDrops, float64(st.Unique.Dropped), region)
 		emit(mUniqueChunks, float64(st.Unique.SpotChunks), region)
-		collectLatency(emit, region, st.Latency)
+		collectLatency(ch, ec.log, emit, region, st.Latency)
 
 		p := st.Pipeline
 		for _, s := range p.Sinks {
@@ -333,18 +337,26 @@ func (ec *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		emit(mResBytes, float64(r.Bytes), w)
 		emit(mResLoading, float64(r.Loading), w)
 	}
-	if cs := ec.e.Claims(); cs != nil {
+	if cs, ok := ec.claims.(interface{ Len() int }); ok {
 		emit(mClaims, float64(cs.Len()))
 	}
 }
 
-func collectLatency(emit func(metricDesc, float64, ...string), region string, l engine.Latency) {
+// collectLatency exports a region's teleport latency: the count, the
+// distribution as a Prometheus histogram whose buckets are the engine's
+// exact ones (engine.LatencyBound), and the maximum. `rtp stats` reads its
+// quantiles from the same engine histogram.
+func collectLatency(ch chan<- prometheus.Metric, log *slog.Logger, emit func(metricDesc, float64, ...string), region string, l engine.Latency) {
 	emit(mTeleports, float64(l.Count), region)
-	for _, q := range []struct {
-		q string
-		d time.Duration
-	}{{"0.5", l.P50}, {"0.9", l.P90}, {"0.99", l.P99}} {
-		emit(mLatency, q.d.Seconds(), region, q.q)
+	buckets := make(map[float64]uint64, engine.LatencyBuckets)
+	for i, n := range l.Buckets {
+		buckets[engine.LatencyBound(i).Seconds()] = n
+	}
+	m, err := prometheus.NewConstHistogram(mLatency.desc, l.Count, l.Sum.Seconds(), buckets, region)
+	if err != nil { // a label that is not valid UTF-8
+		log.Debug("server: metric left out", "err", err)
+	} else {
+		ch <- m
 	}
 	emit(mLatencyMax, l.Max.Seconds(), region)
 }

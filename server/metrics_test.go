@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestEngineCollector(t *testing.T) {
 		UnknownBlocks: safety.UnknownStats{Names: 2, Rejections: 40},
 		Unique:        engine.UniqueStats{Radius: 2, Dropped: 5, SpotChunks: 12},
 		Watch:         &engine.WatchStats{ChangedChunks: 9, Reader: anvil.Stats{DamagedChunks: 3, ReadErrors: 4, TornRetries: 6}},
-		Latency:       engine.Latency{Count: 9, P50: 20 * time.Microsecond, P90: time.Millisecond, P99: 2 * time.Millisecond, Max: time.Second},
+		Latency:       latencyFixture(),
 		Pipeline: pipeline.Stats{
 			Backlog:             pipeline.SinkFill{Name: "backlog", Fill: 1, Capacity: 256},
 			Cold:                pipeline.SinkFill{Name: "cold", Fill: 7, Capacity: 4096},
@@ -70,6 +71,13 @@ func TestEngineCollector(t *testing.T) {
 				got[key] = m.GetCounter().GetValue()
 			case m.Gauge != nil:
 				got[key] = m.GetGauge().GetValue()
+			case m.Histogram != nil:
+				h := m.GetHistogram()
+				got[key+"count"] = float64(h.GetSampleCount())
+				got[key+"sum"] = h.GetSampleSum()
+				for _, b := range h.GetBucket() {
+					got[fmt.Sprintf("%sle=%g", key, b.GetUpperBound())] = float64(b.GetCumulativeCount())
+				}
 			}
 		}
 	}
@@ -78,9 +86,14 @@ func TestEngineCollector(t *testing.T) {
 		"rtp_region_paused{region=r}":                                              1,
 		"rtp_region_restored_locations{region=r}":                                  3,
 		"rtp_teleports_total{region=r}":                                            9,
-		"rtp_teleport_latency_seconds{quantile=0.5,region=r}":                      0.00002,
-		"rtp_teleport_latency_seconds{quantile=0.99,region=r}":                     0.002,
 		"rtp_teleport_latency_max_seconds{region=r}":                               1,
+		"rtp_teleport_latency_seconds{region=r}count":                              9,
+		"rtp_teleport_latency_seconds{region=r}sum":                                1.00608,
+		"rtp_teleport_latency_seconds{region=r}le=8.192e-06":                       0,
+		"rtp_teleport_latency_seconds{region=r}le=3.2768e-05":                      4,
+		"rtp_teleport_latency_seconds{region=r}le=0.001048576":                     4,
+		"rtp_teleport_latency_seconds{region=r}le=0.002097152":                     8,
+		"rtp_teleport_latency_seconds{region=r}le=34.359738368":                    9,
 		"rtp_sink_fill{kind=general,region=r,sink=general}":                        4,
 		"rtp_sink_capacity{kind=general,region=r,sink=general}":                    10,
 		"rtp_sink_demand_per_second{kind=general,region=r,sink=general}":           2.5,
@@ -133,4 +146,20 @@ func TestSplitRejectionKey(t *testing.T) {
 			t.Errorf("splitRejectionKey(%q) = %q, %q; want %q, %q", key, c, s, want[0], want[1])
 		}
 	}
+}
+
+// latencyFixture is the Latency of nine teleports: four of 20 µs, four of
+// 1.5 ms and one of 1 s (sum 1.00608 s).
+func latencyFixture() engine.Latency {
+	l := engine.Latency{Count: 9, P50: 20 * time.Microsecond, P90: 2 * time.Millisecond, P99: time.Second, Max: time.Second,
+		Sum: 4*20*time.Microsecond + 4*1500*time.Microsecond + time.Second}
+	for i := range l.Buckets {
+		for _, d := range []time.Duration{20 * time.Microsecond, 20 * time.Microsecond, 20 * time.Microsecond, 20 * time.Microsecond,
+			1500 * time.Microsecond, 1500 * time.Microsecond, 1500 * time.Microsecond, 1500 * time.Microsecond, time.Second} {
+			if d < engine.LatencyBound(i) {
+				l.Buckets[i]++
+			}
+		}
+	}
+	return l
 }

@@ -241,7 +241,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeJSON(w, http.StatusOK, toStats(st))
+	return s.writeJSON(w, http.StatusOK, APIStats(st))
 }
 
 func (s *Server) teleport(w http.ResponseWriter, r *http.Request) error {
@@ -273,7 +273,7 @@ func (s *Server) teleport(w http.ResponseWriter, r *http.Request) error {
 		}
 		return nil
 	}
-	return s.writeJSON(w, http.StatusOK, toTeleport(loc))
+	return s.writeJSON(w, http.StatusOK, APITeleport(loc))
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) error {
@@ -350,7 +350,7 @@ func (s *Server) reserve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeJSON(w, http.StatusCreated, api.Reservation{Token: res.Token, Location: toTeleport(res.Location), Expires: res.Expires.UTC()})
+	return s.writeJSON(w, http.StatusCreated, toReservation(res))
 }
 
 func (s *Server) redeem(w http.ResponseWriter, r *http.Request) error {
@@ -358,7 +358,7 @@ func (s *Server) redeem(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeJSON(w, http.StatusOK, toTeleport(loc))
+	return s.writeJSON(w, http.StatusOK, APITeleport(loc))
 }
 
 func (s *Server) release(w http.ResponseWriter, r *http.Request) error {
@@ -384,15 +384,11 @@ func (s *Server) listClaims(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkWorld(world); err != nil {
 		return err
 	}
-	list, err := s.e.Claims().List(r.Context(), world)
+	list, err := s.claims.List(r.Context(), world)
 	if err != nil {
 		return err
 	}
-	out := api.Claims{Claims: make([]api.Claim, 0, len(list))}
-	for _, c := range list {
-		out.Claims = append(out.Claims, toClaim(c))
-	}
-	return s.writeJSON(w, http.StatusOK, out)
+	return s.writeJSON(w, http.StatusOK, toClaims(list))
 }
 
 func (s *Server) addClaim(w http.ResponseWriter, r *http.Request) error {
@@ -404,7 +400,7 @@ func (s *Server) addClaim(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkWorld(world); err != nil {
 		return err
 	}
-	c, err := s.e.Claims().Add(r.Context(), claims.Claim{World: world, Owner: *b.Owner, MinX: *b.MinX, MinZ: *b.MinZ, MaxX: *b.MaxX, MaxZ: *b.MaxZ})
+	c, err := s.claims.Add(r.Context(), claims.Claim{World: world, Owner: *b.Owner, MinX: *b.MinX, MinZ: *b.MinZ, MaxX: *b.MaxX, MaxZ: *b.MaxZ})
 	if err != nil {
 		if errors.Is(err, claims.ErrInvalidClaim) {
 			return &apiError{status: http.StatusBadRequest, code: engine.ReasonInvalid, msg: oneLine(err.Error())}
@@ -425,7 +421,7 @@ func (s *Server) removeClaim(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkWorld(world); err != nil {
 		return err
 	}
-	store := s.e.Claims()
+	store := s.claims
 	list, err := store.List(r.Context(), world)
 	if err != nil {
 		return err

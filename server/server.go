@@ -17,7 +17,6 @@ import (
 
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
-	"github.com/rtpengine/rtp/verify/claims"
 )
 
 // Engine is what the server needs of an *engine.Engine: exactly the methods
@@ -27,6 +26,10 @@ import (
 // The methods keep the engine's contract: a failed call returns an
 // *engine.Error whose Reason the server maps to an HTTP status (see the
 // package documentation); any other error is answered 500.
+//
+// The claims routes use a ClaimStore (Options.Claims), not the engine: an
+// engine that has a method Claims() *claims.Store, as *engine.Engine
+// does, supplies its own store by default.
 type Engine interface {
 	Teleport(ctx context.Context, region string, req engine.Request) (engine.Location, error)
 	Complete(id uint64) error
@@ -45,7 +48,6 @@ type Engine interface {
 	ScanResume(region string) error
 	ExportMemory(region string, w io.Writer) error
 	Ready() error
-	Claims() *claims.Store
 }
 
 var _ Engine = (*engine.Engine)(nil)
@@ -121,6 +123,11 @@ type Options struct {
 	DefaultWait time.Duration
 	// Clock measures request durations for the metrics. Default time.Now.
 	Clock func() time.Time
+	// Claims is the claims store the claims routes list, add to and
+	// remove from. Default nil: the engine's own store, when the engine
+	// has a method Claims() *claims.Store (as *engine.Engine does); New
+	// fails when there is none.
+	Claims ClaimStore
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -161,9 +168,10 @@ func (o Options) withDefaults() (Options, error) {
 // Make one with New; the zero value is not usable. A Server is safe for
 // concurrent use; Serve may be called once.
 type Server struct {
-	e    Engine
-	opts Options
-	log  *slog.Logger
+	e      Engine
+	claims ClaimStore
+	opts   Options
+	log    *slog.Logger
 	// token is the digest of the admin token; nil when there is none.
 	token atomic.Pointer[tokenDigest]
 	// hosts is the policy of the Host header from Options.AllowedHosts
@@ -192,7 +200,11 @@ func New(e Engine, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{e: e, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	cs, err := claimStoreOf(e, opts.Claims)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{e: e, claims: cs, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	s.drain, s.drainStop = context.WithCancel(context.Background())
 	s.SetToken(opts.Token.Reveal())
 	s.hosts, _ = newHostPolicy(opts.AllowedHosts) // checked by withDefaults
@@ -202,7 +214,7 @@ func New(e Engine, opts Options) (*Server, error) {
 	if s.metrics, err = newHTTPMetrics(opts.Registerer); err != nil {
 		return nil, err
 	}
-	if err := opts.Registerer.Register(newEngineCollector(e, s.log)); err != nil {
+	if err := opts.Registerer.Register(newEngineCollector(e, cs, s.log)); err != nil {
 		return nil, fmt.Errorf("server: register the engine collector: %w", err)
 	}
 	s.metricsHandler = promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{
