@@ -1,0 +1,57 @@
+#!/bin/sh
+# alternate.sh measures `rtp serve` against `rtp bench null-server` with the
+# same generator, alternately: serve, null, serve, null. Run it from a
+# directory holding a pregenerated data directory for the config:
+#
+#   rtp pregen --config config/loadtest.example.yml --target 25000
+#   sh benchmarks/profiles/alternate.sh ./rtp config/loadtest.example.yml
+#
+# Arguments: the rtp binary, the configuration; env RATE (default 1000),
+# DURATION (default 25s), ROUNDS (default 2). It prints the JSON summary of
+# every run, one a line, prefixed with the server's name.
+set -eu
+RTP=${1:?rtp binary}
+CONFIG=${2:?configuration file}
+RATE=${RATE:-1000}
+DURATION=${DURATION:-25s}
+ROUNDS=${ROUNDS:-2}
+
+# wait_listening waits for a server's "listening on http://ADDR" line in
+# its log and prints ADDR (both servers listen on port 0: any free port).
+wait_listening() { # log file
+	i=0
+	until grep -q "listening on" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		if [ "$i" -gt 600 ]; then
+			echo "alternate: server did not start; see $1" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+	sed -n 's|.*listening on http://\([^ ]*\).*|\1|p' "$1" | head -n 1
+}
+
+run() { # name addr
+	"$RTP" bench http --addr "$2" --rate "$RATE" --duration "$DURATION" --complete --json |
+		tr -d '\n' | sed "s/^/$1 /"
+	echo
+}
+
+r=0
+while [ "$r" -lt "$ROUNDS" ]; do
+	r=$((r + 1))
+	"$RTP" serve --config "$CONFIG" --listen 127.0.0.1:0 --log-level warn >serve.log 2>&1 &
+	pid=$!
+	addr=$(wait_listening serve.log)
+	sleep 2 # let the first pulses settle
+	run serve "$addr"
+	kill -INT "$pid"
+	wait "$pid" || true
+
+	"$RTP" bench null-server --listen 127.0.0.1:0 >null.log 2>&1 &
+	pid=$!
+	addr=$(wait_listening null.log)
+	run null "$addr"
+	kill -INT "$pid"
+	wait "$pid" || true
+done
