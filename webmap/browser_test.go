@@ -190,7 +190,7 @@ func (p *page) debug() debugInfo {
 
 func (p *page) idle() {
 	p.t.Helper()
-	if err := browsertest.Idle(p.b.Ctx, 20*time.Second); err != nil {
+	if err := browsertest.Idle(p.b.Ctx, 90*time.Second); err != nil {
 		p.t.Fatalf("%v (page errors: %v)", err, p.b.Errors())
 	}
 }
@@ -198,9 +198,9 @@ func (p *page) idle() {
 // waitFor polls the JavaScript condition until it holds.
 func (p *page) waitFor(cond string) {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.b.Ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(p.b.Ctx, 100*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(90*time.Second))); err != nil {
 		p.t.Fatalf("waiting for %s: %v (page errors: %v)", cond, err, p.b.Errors())
 	}
 }
