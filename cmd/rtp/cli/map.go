@@ -12,13 +12,14 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/rtpengine/rtp/internal/chromium"
 	"github.com/spf13/cobra"
 )
 
@@ -130,13 +131,8 @@ func findChromium(flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
-	if p := os.Getenv("RTP_CHROMIUM"); p != "" {
+	if p := chromium.Find(); p != "" {
 		return p, nil
-	}
-	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(n); err == nil {
-			return p, nil
-		}
 	}
 	return "", errors.New("map snapshot: no chromium binary found (install chromium, or pass --chromium)")
 }
@@ -156,23 +152,7 @@ func mapSnapshot(ctx context.Context, o snapshotOptions, stdout io.Writer) error
 	defer os.RemoveAll(profile)
 
 	actx, acancel := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("use-angle", "swiftshader"),
-		chromedp.Flag("enable-unsafe-swiftshader", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(o.width, o.height),
-	)
+		append(chromium.Flags(profile, o.width, o.height), chromedp.ExecPath(bin))...)
 	defer acancel()
 	tctx, tcancel := chromedp.NewContext(actx)
 	defer tcancel()

@@ -4,49 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"sync"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/rtpengine/rtp/internal/chromium"
 )
 
-// FindChromium returns the path of a Chromium or Chrome binary: $RTP_CHROMIUM
-// when set, else the first of the usual names on $PATH, else "".
-func FindChromium() string {
-	if p := os.Getenv("RTP_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	return ""
-}
+// FindChromium returns the browser to drive (see chromium.Find).
+func FindChromium() string { return chromium.Find() }
 
-// Flags are the launch flags of the headless browser: no sandbox (tests run
-// as root in containers), no GPU (WebGL falls back to SwiftShader), and no
-// traffic beyond the page's own.
+// Flags are the browser's launch flags (see chromium.Flags).
 func Flags(userDataDir string, width, height int) []chromedp.ExecAllocatorOption {
-	return []chromedp.ExecAllocatorOption{
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("use-angle", "swiftshader"),
-		chromedp.Flag("enable-unsafe-swiftshader", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(userDataDir),
-		chromedp.WindowSize(width, height),
-	}
+	return chromium.Flags(userDataDir, width, height)
 }
 
 // Browser is one headless Chromium with one tab. It records every console
