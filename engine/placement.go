@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"iter"
 	"math/bits"
 	"sync"
 	"time"
@@ -53,6 +54,20 @@ func newPlacements() *placements {
 
 func (pc *placedChunk) has(i int) bool { return pc.cols[i>>6]&(1<<(i&63)) != 0 }
 
+// spots yields the indices z*16+x of the columns handed out, in order.
+func (pc *placedChunk) spots() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for w, word := range pc.cols {
+			for word != 0 {
+				if !yield(w<<6 | bits.TrailingZeros64(word)) {
+					return
+				}
+				word &= word - 1
+			}
+		}
+	}
+}
+
 // columnIndex returns the index of block b's column in its chunk.
 func columnIndex(b geom.Block) int {
 	x, z := b.Local()
@@ -87,15 +102,11 @@ func (p *placements) nearLocked(b geom.Block, radius int64, since time.Time) boo
 				continue
 			}
 			o := c.Origin()
-			for w, word := range pc.cols {
-				for word != 0 {
-					i := w<<6 | bits.TrailingZeros64(word)
-					word &= word - 1
-					dx := o.X + int64(i%world.ChunkSize) - b.X
-					dz := o.Z + int64(i/world.ChunkSize) - b.Z
-					if dx*dx+dz*dz < r2 {
-						return true
-					}
+			for i := range pc.spots() {
+				dx := o.X + int64(i%world.ChunkSize) - b.X
+				dz := o.Z + int64(i/world.ChunkSize) - b.Z
+				if dx*dx+dz*dz < r2 {
+					return true
 				}
 			}
 		}
@@ -186,19 +197,15 @@ func (p *placements) excluded(c geom.Chunk, radius int64, since time.Time) [4]ui
 				continue
 			}
 			no := n.Origin()
-			for w, word := range pc.cols {
-				for word != 0 {
-					i := w<<6 | bits.TrailingZeros64(word)
-					word &= word - 1
-					// The handed-out column, in c's local coordinates.
-					px := no.X + int64(i%world.ChunkSize) - o.X
-					pz := no.Z + int64(i/world.ChunkSize) - o.Z
-					for z := max(pz-r+1, 0); z <= min(pz+r-1, world.ChunkSize-1); z++ {
-						for x := max(px-r+1, 0); x <= min(px+r-1, world.ChunkSize-1); x++ {
-							if dx, dz := x-px, z-pz; dx*dx+dz*dz < r2 {
-								j := z*world.ChunkSize + x
-								out[j>>6] |= 1 << (j & 63)
-							}
+			for i := range pc.spots() {
+				// The handed-out column, in c's local coordinates.
+				px := no.X + int64(i%world.ChunkSize) - o.X
+				pz := no.Z + int64(i/world.ChunkSize) - o.Z
+				for z := max(pz-r+1, 0); z <= min(pz+r-1, world.ChunkSize-1); z++ {
+					for x := max(px-r+1, 0); x <= min(px+r-1, world.ChunkSize-1); x++ {
+						if dx, dz := x-px, z-pz; dx*dx+dz*dz < r2 {
+							j := z*world.ChunkSize + x
+							out[j>>6] |= 1 << (j & 63)
 						}
 					}
 				}
