@@ -163,19 +163,16 @@ func (r *Region) screen(ctx context.Context, c geom.Chunk) (pipeline.Screened, e
 
 // check is the pipeline's CheckFunc: the full safety check of the column
 // on the reserved chunk. The verifiers run after it, in the pipeline.
-// With unique placement on, a chunk that memory holds as rejected (marked
-// around a place handed out since the location was screened) is refused
-// with CauseUniquePlacement: this is what keeps cold entries, and hot ones
-// moving between sinks, out of a marked area.
+// Unique placement is not its business: a promotion drops a location whose
+// chunk memory holds as rejected before reserving it, and admit refuses,
+// at the hand-out, a place in a marked chunk or too close to a spot handed
+// out since. (Refusing here with CauseUniquePlacement recorded a 30-day
+// rejection over chunks memory held bad for another cause, and such a
+// rejection inside a run on probation restores the whole run.)
 func (r *Region) check(res *world.Reservation, b geom.Block) (int, memory.Cause, bool) {
 	result, ok := r.checker.Accepts(res, b)
 	if !ok {
 		return 0, result.Cause(), false
-	}
-	if r.unique.Load() > 0 {
-		if i, err := r.mem.ChunkIndex(b.Chunk()); err == nil && r.mem.IsBad(i) {
-			return 0, memory.CauseUniquePlacement, false
-		}
 	}
 	return result.Y, 0, true
 }
