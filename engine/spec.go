@@ -62,8 +62,13 @@ type Spec struct {
 	// the memory files, the network secret. Default DefaultDataDir.
 	DataDir string
 	// Database is the locations database file; a relative path is in
-	// DataDir. Default DefaultDatabase.
+	// DataDir. Default DefaultDatabase. Ignored when Fleet.DatabaseURL is
+	// set.
 	Database string
+	// Fleet makes the engine one node of a fleet: several engines sharing
+	// one PostgreSQL database (and, for network leases, one Redis). The
+	// zero value runs alone on the embedded SQLite files.
+	Fleet FleetSpec
 	// Archive is the terrain archive of the procedural worlds.
 	Archive ArchiveSpec
 	// TTLPath names a ttl.yml (see package ttl) that says how long
@@ -97,6 +102,34 @@ type Spec struct {
 	HandoutLifespan time.Duration
 }
 
+// Defaults of FleetSpec.
+const (
+	// DefaultNodeLease is FleetSpec.NodeLease's default.
+	DefaultNodeLease = 15 * time.Second
+)
+
+// FleetSpec says where the state shared by the nodes of a fleet lives
+// (see docs/fleet.md). Each URL is optional: an empty one keeps that part
+// local.
+type FleetSpec struct {
+	// DatabaseURL is a PostgreSQL connection URL ("postgres://..."). When
+	// set, the locations, the memory journal, the placement spots and the
+	// claims live there instead of in the SQLite files, shared by every
+	// node on that database. Default "": SQLite in DataDir.
+	DatabaseURL string
+	// LeasesURL is a Redis URL ("redis://..."). When set, network leases
+	// live there, so a token reserved through one node can be redeemed
+	// through any other. Default "": in the process's memory.
+	LeasesURL string
+	// Node names this engine among the fleet's nodes; one process at a
+	// time per name. Default: the host name, a dash and a random suffix.
+	Node string
+	// NodeLease is how long a node's claims on shared locations outlive
+	// its last heartbeat: a node that dies has its claims returned to the
+	// pool this long after. Default DefaultNodeLease.
+	NodeLease time.Duration
+}
+
 // ArchiveSpec is the terrain archive: the SQLite store of the tiles the
 // procedural worlds generate (see package archive). The zero value selects
 // the defaults.
@@ -110,6 +143,10 @@ type ArchiveSpec struct {
 	Path string
 	// Limits bound the tiles kept. Default: archive's defaults.
 	Limits archive.Limits
+	// URL is a PostgreSQL connection URL: when set, the tiles live in that
+	// database (package pgstore), shared by the nodes of a fleet, instead
+	// of the file at Path. Default "".
+	URL string
 }
 
 // WorldSpec is one world. Exactly one of Source, Procedural and Minecraft
