@@ -65,11 +65,19 @@ var migrations = [][]string{{
 		at     bigint NOT NULL,
 		PRIMARY KEY (region, x, z)
 	)`,
+}, {
+	// Version 2: what fleet status reports of a node, and what the
+	// journal feed reads (a node's marks and spots learnt by the others).
+	`ALTER TABLE nodes ADD COLUMN IF NOT EXISTS software text NOT NULL DEFAULT ''`,
+	`ALTER TABLE nodes ADD COLUMN IF NOT EXISTS regions text[] NOT NULL DEFAULT '{}'`,
+	`ALTER TABLE spots ADD COLUMN IF NOT EXISTS node text NOT NULL DEFAULT ''`,
+	`CREATE INDEX IF NOT EXISTS memory_journal_feed ON memory_journal (region, node, seq)`,
+	`CREATE INDEX IF NOT EXISTS spots_feed ON spots (region, at)`,
 }}
 
 // SchemaVersion is the version of the schema this package writes: the
 // number of migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // lockSpace is the first key of the advisory lock that serializes
 // migrations; the second is a hash of the schema name.
