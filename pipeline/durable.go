@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/rtpengine/rtp/memory"
@@ -70,29 +71,48 @@ type Journal interface {
 	Spots(ctx context.Context, since time.Time) ([]Spot, error)
 }
 
+// hotResult is the outcome of awaitHot.
+type hotResult int
+
+const (
+	hotDurable hotResult = iota // the entry may be served
+	hotDemote                   // not now: back to cold
+	hotForeign                  // never: the row is another node's
+)
+
 // awaitHot marks loc's row hot through the Persister and waits until that
 // is durable, so that no entry is served from a sink before the disk knows
 // it may have been: after a crash such rows are discarded, never restored
 // (see Recovery). The wait is one commit of the Persister's writer, which
 // commits hot marks without its batch delay and gathers those that arrive
 // meanwhile into the next commit. A mark that could not be made durable
-// (the disk fails) still lets the entry through: the Persister logs the
-// failure and keeps retrying, and withholding places would not make the
-// rows it cannot write any safer. It returns false when ctx ends or the
-// pipeline is unloading: the caller demotes the entry.
-func (p *Pipeline) awaitHot(ctx context.Context, loc Location) bool {
+// (the disk fails) still lets the entry through, unless the Persister is
+// shared by a fleet (strictPersister): a local Persister logs the failure
+// and keeps retrying, and withholding places would not make the rows it
+// cannot write any safer, while a shared one may see the row handed to
+// another node. A mark refused with ErrNotOwned drops the entry (see
+// ErrNotOwned). It demotes when ctx ends or the pipeline is unloading.
+func (p *Pipeline) awaitHot(ctx context.Context, loc Location) hotResult {
 	if p.opts.Persister == nil {
-		return true
+		return hotDurable
 	}
 	if p.detached.Load() {
-		return false
+		return hotDemote
 	}
 	done := make(chan error, 1)
 	p.opts.Persister.MarkHot(loc, func(err error) { done <- err })
 	select {
-	case <-done:
-		return true
+	case err := <-done:
+		switch {
+		case err == nil:
+			return hotDurable
+		case errors.Is(err, ErrNotOwned):
+			return hotForeign
+		case p.strictHot():
+			return hotDemote
+		}
+		return hotDurable
 	case <-ctx.Done():
-		return false
+		return hotDemote
 	}
 }

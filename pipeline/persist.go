@@ -61,7 +61,10 @@ type Persister interface {
 	// calls done once that is committed (nil) or the commit failed (the
 	// error; the mark is still retried). done is called exactly once, on
 	// a goroutine of the Persister or, once it is closed, at once; it must
-	// not block. Marking an absent row does nothing but call done.
+	// not block. Marking an absent row does nothing but call done: with
+	// nil, or, from a Persister shared by several nodes, with an error
+	// wrapping ErrNotOwned (the row may have been handed out by another
+	// node), as for a row another node owns.
 	MarkHot(loc Location, done func(error))
 	// Recovery reports what Load found of the previous run; it is the
 	// zero Recovery before Load.

@@ -137,8 +137,15 @@ func (p *Pipeline) promoteOne(ctx context.Context, loc Location) (*Hot, bool) {
 	case out.Promoted:
 		// The entry may be served as soon as its sink holds it: its row
 		// is hot on disk first (see awaitHot).
-		if !p.awaitHot(ctx, loc) {
+		switch p.awaitHot(ctx, loc) {
+		case hotDemote:
 			p.demote(out.Value, nil)
+			return nil, false
+		case hotForeign:
+			// Another node owns the row: leave it, and the entry.
+			out.Value.release(false)
+			p.held.release(loc.Index)
+			p.ctr.foreign.Add(1)
 			return nil, false
 		}
 		p.ctr.promotions.Add(1)

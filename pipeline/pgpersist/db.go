@@ -320,7 +320,7 @@ func (d *DB) enqueue(f change, done func(error)) {
 		if d.stats.Failing {
 			failed = d.lastErr
 		} else {
-			d.front.done = append(d.front.done, done)
+			d.front.done = append(d.front.done, hotDone{row: f.row, f: done})
 		}
 	}
 	d.seq++
@@ -491,8 +491,9 @@ func (d *DB) commit() error {
 		dropped += d.batch.dropOldest()
 	}
 	var err error
+	var refused map[row]bool
 	if d.batch.writes > 0 {
-		err = d.apply(d.batch, owner)
+		refused, err = d.apply(d.batch, owner)
 	}
 	now := time.Now()
 	ops := d.batch.writes
@@ -529,8 +530,15 @@ func (d *DB) commit() error {
 	if logDrop {
 		d.logDrops(total)
 	}
-	for _, f := range done {
-		f(err)
+	for _, h := range done {
+		switch {
+		case err != nil:
+			h.f(err)
+		case refused[h.row]:
+			h.f(errNotOwned)
+		default:
+			h.f(nil)
+		}
 	}
 	switch {
 	case err == nil && streak > 0:
@@ -562,36 +570,70 @@ func (d *DB) ownerLocked() *string {
 }
 
 // apply commits b in one transaction, its statements sent as one batch.
-func (d *DB) apply(b *pending, owner *string) error {
+// It returns the rows whose hot mark matched nothing: another node owns
+// them, or they are gone.
+func (d *DB) apply(b *pending, owner *string) (map[row]bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.Timeout)
 	defer cancel()
 	var q pgx.Batch
 	d.order = b.order(d.order)
+	// hot[i] is the change whose hot mark is statement i, nil for others.
+	var hot []*change
+	queue := func(c *change, sql string, args ...any) {
+		q.Queue(sql, args...)
+		hot = append(hot, c)
+	}
 	for _, c := range d.order {
 		w := &c.row
 		if c.r > 0 {
-			q.Queue(sqlRemove, c.r, w.region, string(w.key), w.world, w.x, w.y, w.z)
+			queue(nil, sqlRemove, c.r, w.region, string(w.key), w.world, w.x, w.y, w.z, d.node)
 		}
 		if c.a > 0 {
-			q.Queue(sqlAdd, c.a, w.region, string(w.key), w.world, w.x, w.y, w.z, c.idx, owner)
+			queue(nil, sqlAdd, c.a, w.region, string(w.key), w.world, w.x, w.y, w.z, c.idx, owner)
 		}
 		if c.hot && owner != nil {
-			q.Queue(sqlHot, w.region, string(w.key), w.world, w.x, w.z, *owner)
+			queue(c, sqlHot, w.region, string(w.key), w.world, w.x, w.z, *owner)
 		}
 	}
 	clear(d.order)
+	regions := map[string]bool{}
 	for _, m := range b.marks {
 		q.Queue(sqlMark, int64(m.m.Seq), d.node, m.region, m.m.Index, int(m.m.Cause), m.m.Source, m.m.At.UnixNano())
+		regions[m.region] = true
 	}
 	for k, at := range b.spots {
-		q.Queue(sqlSpot, k.region, k.x, k.z, at)
+		q.Queue(sqlSpot, k.region, k.x, k.z, at, d.node)
+		regions[k.region] = true
 	}
 	for region, seq := range b.trims {
-		q.Queue(sqlTrim, region, d.node, int64(seq))
+		q.Queue(sqlTrim, region, d.node, int64(seq), time.Now().Add(-JournalRetention).UnixNano())
 	}
-	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, &q).Close()
+	for region := range regions {
+		// Delivered at commit: the other nodes read the feed then.
+		q.Queue(`SELECT pg_notify($1, $2)`, FeedChannel, region)
+	}
+	var refused map[row]bool
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		br := tx.SendBatch(ctx, &q)
+		for i := range q.Len() {
+			tag, err := br.Exec()
+			if err != nil {
+				_ = br.Close()
+				return err
+			}
+			if i < len(hot) && hot[i] != nil && tag.RowsAffected() == 0 {
+				if refused == nil {
+					refused = map[row]bool{}
+				}
+				refused[hot[i].row] = true
+			}
+		}
+		return br.Close()
 	})
+	if err != nil {
+		return nil, err
+	}
+	return refused, nil
 }
 
 // Flush waits until every write queued before the call is committed, or

@@ -85,7 +85,13 @@ type pending struct {
 	marks []markRow
 	spots map[spotKey]int64 // latest time of each spot, Unix nanoseconds
 	trims map[string]uint64 // by region: highest Seq to trim
-	done  []func(error)     // MarkHot callbacks of the changes held
+	done  []hotDone         // MarkHot callbacks of the changes held
+}
+
+// hotDone is the callback of one MarkHot and the row it marks.
+type hotDone struct {
+	row row
+	f   func(error)
 }
 
 func newPending() *pending {
@@ -201,7 +207,7 @@ func (p *pending) merge(q *pending) (cancelled int) {
 }
 
 // takeDone returns the callbacks held and forgets them.
-func (p *pending) takeDone() []func(error) {
+func (p *pending) takeDone() []hotDone {
 	d := p.done
 	p.done = nil
 	return d

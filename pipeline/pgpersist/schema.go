@@ -87,8 +87,10 @@ const lockSpace = 0x72747070 // "rtpp"
 // most $1 copies and lowers its count otherwise (both statements see one
 // snapshot, so exactly one of them applies).
 const (
-	sqlRemove = `WITH gone AS (DELETE FROM locations WHERE region = $2 AND key = $3 AND world = $4 AND x = $5 AND y = $6 AND z = $7 AND n <= $1 RETURNING id)
-		UPDATE locations SET n = n - $1 WHERE region = $2 AND key = $3 AND world = $4 AND x = $5 AND y = $6 AND z = $7 AND n > $1`
+	sqlRemove = `WITH gone AS (DELETE FROM locations WHERE region = $2 AND key = $3 AND world = $4 AND x = $5 AND y = $6 AND z = $7 AND n <= $1
+			AND (owner IS NULL OR owner = $8) RETURNING id)
+		UPDATE locations SET n = n - $1 WHERE region = $2 AND key = $3 AND world = $4 AND x = $5 AND y = $6 AND z = $7 AND n > $1
+			AND (owner IS NULL OR owner = $8)`
 	sqlAdd = `INSERT INTO locations (region, key, world, x, y, z, idx, n, owner) VALUES ($2, $3, $4, $5, $6, $7, $8, $1, $9)
 		ON CONFLICT (region, key, world, x, y, z) DO UPDATE SET n = locations.n + excluded.n, idx = excluded.idx,
 		owner = COALESCE(locations.owner, excluded.owner)`
@@ -98,9 +100,12 @@ const (
 		WHERE region = $1 AND key = $2 AND world = $3 AND x = $4 AND z = $5 AND (owner IS NULL OR owner = $6)`
 	sqlMark = `INSERT INTO memory_journal (seq, node, region, idx, cause, source, at) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (seq) DO NOTHING`
-	sqlSpot = `INSERT INTO spots (region, x, z, at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (region, x, z) DO UPDATE SET at = greatest(spots.at, excluded.at)`
-	sqlTrim = `DELETE FROM memory_journal WHERE region = $1 AND node = $2 AND seq <= $3`
+	sqlSpot = `INSERT INTO spots (region, x, z, at, node) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (region, x, z) DO UPDATE SET at = greatest(spots.at, excluded.at),
+			node = CASE WHEN excluded.at >= spots.at THEN excluded.node ELSE spots.node END`
+	// sqlTrim keeps marks younger than JournalRetention whatever the
+	// node's snapshot covers: a node that starts later replays them.
+	sqlTrim = `DELETE FROM memory_journal WHERE region = $1 AND node = $2 AND seq <= $3 AND at < $4`
 )
 
 // migrate brings the schema of the pool's search_path to SchemaVersion,
