@@ -91,6 +91,7 @@ type counters struct {
 	memoryErrors, duplicates, callbackPanics, knownBad atomic.Uint64
 	refused                                            atomic.Uint64
 	changedCold                                        atomic.Uint64
+	adopted, foreign                                   atomic.Uint64 // fleet: see Adopt, ErrNotOwned
 }
 
 // New makes the pipeline of one region. It does no I/O: call Restore to

@@ -107,6 +107,11 @@ type Stats struct {
 	// chunk already had a location in the pipeline: the double-delivery
 	// guard at work.
 	Duplicates uint64 `json:"duplicates"`
+	// Adopted counts locations taken from a fleet's shared pool (rows
+	// another node returned) into cold; Foreign counts entries dropped at
+	// promotion because another node owned their row.
+	Adopted uint64 `json:"adopted"`
+	Foreign uint64 `json:"foreign"`
 	// KnownBad counts cold locations dropped at promotion before any
 	// reservation because memory had meanwhile marked their chunk bad
 	// (they are also counted in PromotionRejections).
@@ -192,6 +197,8 @@ func (p *Pipeline) Stats() Stats {
 		MemoryErrors:        p.ctr.memoryErrors.Load(),
 		Held:                p.held.len(),
 		Duplicates:          p.ctr.duplicates.Load(),
+		Adopted:             p.ctr.adopted.Load(),
+		Foreign:             p.ctr.foreign.Load(),
 		KnownBad:            p.ctr.knownBad.Load(),
 		ChangedCold:         p.ctr.changedCold.Load(),
 		CallbackPanics:      p.ctr.callbackPanics.Load(),
