@@ -161,6 +161,22 @@ func (p *Pipeline) pulse() error {
 // ranks capped at the shape's Len in expand mode). Called under pulseMu,
 // which guards the random source.
 func (p *Pipeline) draw() (int64, bool) {
+	share := p.share.Load()
+	size, rank := share>>32, share&(1<<32-1)
+	if size <= 1 {
+		return p.drawAny()
+	}
+	for range shareTries {
+		idx, ok := p.drawAny()
+		if !ok || inShare(idx, size, rank) {
+			return idx, ok
+		}
+	}
+	return 0, false
+}
+
+// drawAny is draw without the fleet share.
+func (p *Pipeline) drawAny() (int64, bool) {
 	d := p.opts.Distribution
 	if d == nil {
 		return p.opts.Memory.Rand(p.rng)

@@ -1,6 +1,9 @@
 package pipeline
 
-import "errors"
+import (
+	"errors"
+	"math/bits"
+)
 
 // ErrNotOwned is what a Persister's MarkHot reports (wrapped or as is)
 // when the location's row is not this node's to hand out: another node of
@@ -60,4 +63,54 @@ func (p *Pipeline) Adopt(locs []Location) int {
 	}
 	p.ctr.adopted.Add(uint64(n))
 	return n
+}
+
+// shareTries bounds the draws one candidate takes to fall in the node's
+// share: with n nodes a draw misses with probability 1-1/n.
+const shareTries = 32
+
+// SetShare gives the pipeline one share of the region's chunks: of size
+// nodes screening the region, this one is number rank (from 0), and it
+// draws only chunks whose index hashes to rank (inShare), so that nodes
+// do not screen the same candidates. The shares partition the chunks
+// whatever the Distribution, so the fleet as a whole draws as one node
+// would. size <= 1 (the default) draws from every chunk. A change of
+// shares takes effect at the next draw; candidates drawn before keep
+// their course.
+func (p *Pipeline) SetShare(rank, size int) {
+	if size <= 1 || rank < 0 || rank >= size {
+		p.share.Store(0)
+		return
+	}
+	p.share.Store(uint64(size)<<32 | uint64(rank))
+}
+
+// Share returns the share set by SetShare: rank and size, 0 and 1 for
+// all.
+func (p *Pipeline) Share() (rank, size int) {
+	s := p.share.Load()
+	if s>>32 <= 1 {
+		return 0, 1
+	}
+	return int(s & (1<<32 - 1)), int(s >> 32)
+}
+
+// InShare reports whether the chunk of index idx belongs to share rank of
+// size (see SetShare).
+func InShare(idx int64, rank, size int) bool {
+	if size <= 1 {
+		return true
+	}
+	return inShare(idx, uint64(size), uint64(rank))
+}
+
+// inShare hashes idx (a SplitMix64 finalizer, so neighbouring chunks
+// fall in unrelated shares) onto one of size shares.
+func inShare(idx int64, size, rank uint64) bool {
+	z := uint64(idx) + 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	hi, _ := bits.Mul64(z, size)
+	return hi == rank
 }

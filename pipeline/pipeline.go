@@ -58,6 +58,9 @@ type Pipeline struct {
 	expandLimit int64
 	// held is the double-delivery guard (see heldSet).
 	held heldSet
+	// share is this node's share of the chunks in a fleet (see SetShare):
+	// the size in the high 32 bits, the rank in the low; 0 for all.
+	share atomic.Uint64
 
 	workMu sync.Mutex
 	// workMu protects the following fields.
