@@ -579,6 +579,7 @@ func (d *DB) apply(b *pending, owner *string) (map[row]bool, error) {
 	d.order = b.order(d.order)
 	// hot[i] is the change whose hot mark is statement i, nil for others.
 	var hot []*change
+	var lost []row
 	queue := func(c *change, sql string, args ...any) {
 		q.Queue(sql, args...)
 		hot = append(hot, c)
@@ -591,8 +592,13 @@ func (d *DB) apply(b *pending, owner *string) (map[row]bool, error) {
 		if c.a > 0 {
 			queue(nil, sqlAdd, c.a, w.region, string(w.key), w.world, w.x, w.y, w.z, c.idx, owner)
 		}
-		if c.hot && owner != nil {
+		switch {
+		case c.hot && owner != nil:
 			queue(c, sqlHot, w.region, string(w.key), w.world, w.x, w.z, *owner)
+		case c.hot:
+			// The lease was lost since the mark was queued: the row may
+			// be another node's by now.
+			lost = append(lost, c.row)
 		}
 	}
 	clear(d.order)
@@ -612,7 +618,10 @@ func (d *DB) apply(b *pending, owner *string) (map[row]bool, error) {
 		// Delivered at commit: the other nodes read the feed then.
 		q.Queue(`SELECT pg_notify($1, $2)`, FeedChannel, region)
 	}
-	var refused map[row]bool
+	refused := map[row]bool{}
+	for _, r := range lost {
+		refused[r] = true
+	}
 	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		br := tx.SendBatch(ctx, &q)
 		for i := range q.Len() {
@@ -622,9 +631,6 @@ func (d *DB) apply(b *pending, owner *string) (map[row]bool, error) {
 				return err
 			}
 			if i < len(hot) && hot[i] != nil && tag.RowsAffected() == 0 {
-				if refused == nil {
-					refused = map[row]bool{}
-				}
 				refused[hot[i].row] = true
 			}
 		}

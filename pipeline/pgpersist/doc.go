@@ -57,11 +57,26 @@
 //
 // A node whose renewal finds its lease lapsed, or its name taken over by
 // a later run, has lost its lease (ErrLeaseLost, Stats.LeaseLost): its
-// claims may be another node's by now, so it must stop handing out the
-// entries it holds and be opened again. DB.LeaseUntil tells a node until
-// when it may serve: the start of its last successful renewal plus the
-// TTL, on its own clock, never later than the database's view. An engine
-// that integrates fleet mode must stop handing out places past it.
+// cold rows may be another node's by now. Its hot marks then fail, and at
+// each heartbeat it tries to rejoin as a new run of its name (as Open
+// would after a crash). Hot marks are checked row by row: a mark matches
+// only a row the node owns or nobody owns, and one that matches nothing
+// answers pipeline.ErrNotOwned, so an entry whose row another node
+// claimed is dropped, never served; Remove likewise leaves other nodes'
+// rows alone. The hot entries a node holds stay its own to serve even
+// past its lease: a sweep discards hot rows rather than returning them.
+// DB.LeaseUntil tells until when the node's cold rows are surely its own:
+// the start of its last successful renewal plus the TTL, on its own
+// clock, never later than the database's view.
+//
+// # Feed
+//
+// Every commit that adds marks or spots notifies FeedChannel with the
+// region's name; Region.Feed reads what the other nodes committed past a
+// Cursor (FeedStart), so a rejection or placement learnt on one node
+// reaches the others at their next read (DB.Listen wakes them). Marks
+// are kept JournalRetention past their node's snapshot, for nodes that
+// start later.
 //
 // # Recovery
 //

@@ -217,3 +217,40 @@ func (d *DB) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// LiveNodes returns the names of the running nodes whose lease has not
+// lapsed and that serve region, sorted: the fleet among which the
+// region's screening is shared.
+func (d *DB) LiveNodes(ctx context.Context, region string) ([]string, error) {
+	rows, err := d.pool.Query(ctx, `SELECT name FROM nodes WHERE state = 'running' AND expires > now() AND $1 = ANY(regions) ORDER BY name`, region)
+	if err != nil {
+		return nil, fmt.Errorf("pgpersist: live nodes: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("pgpersist: live nodes: %w", err)
+	}
+	return names, nil
+}
+
+// rejoin registers the node again after its lease was lost (see
+// ErrLeaseLost), as a new run of it: its hot rows, which a sweep may have
+// discarded already, are deleted, its other rows returned to the pool,
+// and a new lease taken. Entries the node still holds may then be marked
+// hot again only where their rows are unowned (another node may have
+// claimed them meanwhile, and ErrNotOwned keeps them out). It does
+// nothing while the lease holds. The lease goroutine calls it at each
+// heartbeat once the lease is lost.
+func (d *DB) rejoin(ctx context.Context) error {
+	if !d.Stats().LeaseLost {
+		return nil
+	}
+	if err := d.register(ctx); err != nil {
+		return fmt.Errorf("pgpersist: rejoin: %w", err)
+	}
+	d.mu.Lock()
+	d.stats.LeaseLost = false
+	d.mu.Unlock()
+	d.log.Info("pgpersist: the node rejoined the fleet under a new lease", "version", d.version)
+	return nil
+}

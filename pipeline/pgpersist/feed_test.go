@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/pipeline/persisttest"
@@ -120,5 +122,63 @@ func TestHotMarkOwnership(t *testing.T) {
 	}
 	if err := mark(ra, got[0]); err != nil {
 		t.Fatalf("a marking its own row hot: %v", err)
+	}
+}
+
+// TestRejoinAfterLostLease: a node whose lease lapsed behind its back
+// (its row expired in the database) loses it, refuses hot marks, then
+// rejoins as a new run at a later heartbeat and marks unowned rows again;
+// rows another node claimed meanwhile stay refused.
+func TestRejoinAfterLostLease(t *testing.T) {
+	schema := newSchema(t)
+	fill(t, schema, 10)
+	opts := pgpersist.Options{LeaseTTL: 600 * time.Millisecond, HeartbeatEvery: 100 * time.Millisecond, SweepEvery: time.Hour}
+	a := open(t, schema, "a", opts)
+	b := open(t, schema, "b", pgpersist.Options{SweepEvery: time.Hour})
+	ra, rb := region(t, a, "r", "k"), region(t, b, "r", "k")
+	mine := claim(t, ra, 4)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "UPDATE "+pgx.Identifier{schema, "nodes"}.Sanitize()+" SET expires = now() - interval '1 second' WHERE name = 'a'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	taken := claim(t, rb, 2) // two of a's returned rows, or others
+	lost, rejoined := false, false
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) && !rejoined {
+		if a.Stats().LeaseLost {
+			lost = true
+		} else if lost {
+			rejoined = true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !lost || !rejoined {
+		t.Fatalf("lease lost %v, rejoined %v: want both within 10 s", lost, rejoined)
+	}
+	if a.LeaseUntil().Before(time.Now()) {
+		t.Fatalf("after rejoining LeaseUntil() = %v, in the past", a.LeaseUntil())
+	}
+	byB := map[int64]bool{}
+	for _, l := range taken {
+		byB[l.Index] = true
+	}
+	for _, l := range mine {
+		done := make(chan error, 1)
+		ra.MarkHot(l, func(err error) { done <- err })
+		err := <-done
+		switch {
+		case byB[l.Index] && !errors.Is(err, pipeline.ErrNotOwned):
+			t.Fatalf("a marked hot row %d that b claimed: %v, want ErrNotOwned", l.Index, err)
+		case !byB[l.Index] && err != nil:
+			t.Fatalf("a marking its old unowned row %d after rejoining: %v", l.Index, err)
+		}
 	}
 }

@@ -123,7 +123,9 @@ func (d *DB) register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	d.mu.Lock()
 	d.leaseUntil = start.Add(d.opts.LeaseTTL)
+	d.mu.Unlock()
 	if live {
 		d.log.Warn("pgpersist: took over the name of a node whose lease had not lapsed; two processes must not share a node name unless the other was killed",
 			"version", d.version)
@@ -171,6 +173,14 @@ func (d *DB) leaseLoop() {
 			return
 		case <-beat.C:
 			if d.Stats().LeaseLost {
+				ctx, cancel := context.WithTimeout(context.Background(), min(d.opts.Timeout, d.opts.LeaseTTL))
+				if err := d.rejoin(ctx); err != nil && !failing {
+					failing = true
+					d.log.Warn("pgpersist: rejoining the fleet failed", "error", err)
+				} else if err == nil {
+					failing = false
+				}
+				cancel()
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), min(d.opts.Timeout, d.opts.LeaseTTL))
