@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -101,7 +102,7 @@ type Options struct {
 	// DefaultMaxSide (65,536).
 	MaxSide int64
 	// BusyTimeout is how long a statement waits for a lock held by another
-	// connection or process. Default 5 s.
+	// connection or process (SQLite only). Default 5 s.
 	BusyTimeout time.Duration
 	// Clock gives Created to claims added without one. Default time.Now.
 	Clock func() time.Time
@@ -109,9 +110,30 @@ type Options struct {
 	// creates a new, empty store where there was no file, and a warning
 	// when it adopts an existing file that held no claims (a 0-byte file,
 	// or an SQLite database without any table), which may mean the claims
-	// of an earlier run were lost. Default slog.Default().
+	// of an earlier run were lost. With PostgreSQL it receives an info
+	// record when OpenPostgres creates the tables, a warning when the
+	// connection that follows the other nodes' changes is lost and an info
+	// record when it is back (one of each per outage), and a warning for a
+	// row or notification that is not a valid claim. Default
+	// slog.Default().
 	Logger *slog.Logger
+
+	// Schema is the PostgreSQL schema that holds the tables (PostgreSQL
+	// only); it must exist. Default "": the first existing schema of the
+	// connection's search_path.
+	Schema string
+	// ResyncInterval is how often a PostgreSQL store checks the database's
+	// revision when no notification came, the fallback that catches up on
+	// changes whose notifications were lost (PostgreSQL only). Default
+	// DefaultResyncInterval.
+	ResyncInterval time.Duration
 }
+
+// DefaultResyncInterval is the default of Options.ResyncInterval.
+const DefaultResyncInterval = 2 * time.Second
+
+// maxIdentifier is PostgreSQL's limit on the length of a name, in bytes.
+const maxIdentifier = 63
 
 // DefaultBusyTimeout is the default of Options.BusyTimeout.
 const DefaultBusyTimeout = 5 * time.Second
@@ -125,6 +147,12 @@ func (o Options) Validate() error {
 	if o.BusyTimeout < 0 {
 		errs = append(errs, fmt.Errorf("claims: BusyTimeout %v is negative", o.BusyTimeout))
 	}
+	if o.ResyncInterval < 0 {
+		errs = append(errs, fmt.Errorf("claims: ResyncInterval %v is negative", o.ResyncInterval))
+	}
+	if len(o.Schema) > maxIdentifier || strings.ContainsRune(o.Schema, 0) {
+		errs = append(errs, fmt.Errorf("claims: Schema %q is not a PostgreSQL name (at most %d bytes, no NUL)", o.Schema, maxIdentifier))
+	}
 	return errors.Join(errs...)
 }
 
@@ -134,6 +162,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BusyTimeout == 0 {
 		o.BusyTimeout = DefaultBusyTimeout
+	}
+	if o.ResyncInterval == 0 {
+		o.ResyncInterval = DefaultResyncInterval
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

@@ -16,10 +16,11 @@ import (
 	"github.com/rtpengine/rtp/verify/claims"
 )
 
-// logRecorder is a slog.Handler that keeps every record's level and message.
+// logRecorder is a slog.Handler that keeps every record's level, message
+// and attributes.
 type logRecorder struct {
 	mu      sync.Mutex
-	records []string // "LEVEL message"
+	records []string // "LEVEL message key=value ..."
 }
 
 func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
@@ -28,7 +29,12 @@ func (r *logRecorder) WithGroup(string) slog.Handler            { return r }
 func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.records = append(r.records, rec.Level.String()+" "+rec.Message)
+	line := rec.Level.String() + " " + rec.Message
+	rec.Attrs(func(a slog.Attr) bool {
+		line += " " + a.String()
+		return true
+	})
+	r.records = append(r.records, line)
 	return nil
 }
 

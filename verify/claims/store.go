@@ -2,13 +2,10 @@ package claims
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/rtpengine/rtp/internal/sqlitedb"
 
 	"github.com/rtpengine/rtp/verify"
 )
@@ -18,37 +15,33 @@ import (
 // verifiers section.
 const Source = "claims"
 
-// schemaVersion is the PRAGMA user_version this package writes.
-const schemaVersion = 1
-
-var schema = []string{
-	`CREATE TABLE claims (
-		id      INTEGER PRIMARY KEY AUTOINCREMENT,
-		world   TEXT NOT NULL CHECK (world <> ''),
-		owner   TEXT NOT NULL CHECK (owner <> ''),
-		min_x   INTEGER NOT NULL,
-		min_z   INTEGER NOT NULL,
-		max_x   INTEGER NOT NULL,
-		max_z   INTEGER NOT NULL,
-		created INTEGER NOT NULL,
-		CHECK (min_x <= max_x AND min_z <= max_z)
-	)`,
-	`CREATE INDEX claims_world ON claims (world, id)`,
-}
-
-const (
-	sqlInsert    = `INSERT INTO claims (world, owner, min_x, min_z, max_x, max_z, created) VALUES (?, ?, ?, ?, ?, ?, ?)`
-	sqlDelete    = `DELETE FROM claims WHERE id = ?`
-	sqlColumns   = `SELECT id, world, owner, min_x, min_z, max_x, max_z, created FROM claims`
-	sqlListAll   = sqlColumns + ` ORDER BY id`
-	sqlListWorld = sqlColumns + ` WHERE world = ? ORDER BY id`
-)
-
 // ErrClosed is returned by Add, Remove and List once the store is closed.
 var ErrClosed = errors.New("claims: closed")
 
-// Store is the claims store: the claims table of an SQLite database and
-// its in-memory spatial index. Open one with Open; the zero value is not
+// backend is the storage under a Store: the only part that differs between
+// the SQLite file (Open) and a shared PostgreSQL database (OpenPostgres).
+// The Store keeps the index and the validation; a back end only stores,
+// deletes and lists rows, each write committed before it returns.
+type backend interface {
+	// insert stores c, which is valid and has a zero ID, and returns the
+	// committed change, whose claim has its ID set.
+	insert(ctx context.Context, c Claim) (change, error)
+	// remove deletes the claim with the given id. ok is false when there
+	// was none, and then nothing was committed.
+	remove(ctx context.Context, id int64) (ch change, ok bool, err error)
+	// list reads the claims of world (of every world when it is empty) in
+	// id order.
+	list(ctx context.Context, world string) ([]Claim, error)
+	// shared reports whether other stores write the same rows: then the
+	// changes carry revisions and the index also follows the others'.
+	shared() bool
+	// close releases the storage and stops whatever the back end started.
+	close() error
+}
+
+// Store is the claims store: the claims of a database, an SQLite file or
+// a PostgreSQL schema shared by several nodes, mirrored in an in-memory
+// spatial index. Open one with Open or OpenPostgres; the zero value is not
 // usable.
 //
 // A Store is safe for concurrent use. Contains (and the verifier) reads the
@@ -56,88 +49,27 @@ var ErrClosed = errors.New("claims: closed")
 // List are serialized with each other. After Close, Contains keeps
 // answering from the claims in force at the time.
 type Store struct {
-	db   *sql.DB
-	path string
+	be   backend
 	opts Options
 
 	wmu sync.Mutex // serializes Add, Remove, List and Close: database, then index
 	// wmu protects the following field.
 	closed bool
 
-	mu sync.RWMutex // protects the following field (writers also hold wmu)
+	mu sync.RWMutex // protects the following fields (local writers also hold wmu)
 	ix *index
+	// rev is the revision of the shared database the index reflects in
+	// full: every change up to it, and those of ahead besides. Always 0
+	// with a private back end.
+	rev int64
+	// ahead holds this store's own committed changes above rev+1, in
+	// revision order, applied to the index before the changes below them
+	// were seen (see sync.go).
+	ahead []change
 }
 
-// Open opens the claims database at path, creating it and its directory if
-// needed, and loads every claim into the index. It fails if the file is not
-// a claims database or holds a row that is not a valid claim.
-//
-// A database that holds tables but no claims table belongs to another
-// program: Open refuses it with an error that names its tables and wraps
-// ErrNotClaimsDatabase, and writes nothing to it. Where there was no file,
-// Open creates a new, empty store and logs so at info level on
-// Options.Logger; an existing file that held no claims (0 bytes, or an
-// SQLite database without tables) is adopted as an empty store with a
-// warning there, since it may stand for claims that were lost.
-func Open(ctx context.Context, path string, opts Options) (*Store, error) {
-	if err := opts.Validate(); err != nil {
-		return nil, err
-	}
-	if path == "" {
-		return nil, errors.New("claims: open: empty path")
-	}
-	s := &Store{path: path, opts: opts.withDefaults(), ix: newIndex()}
-	if err := s.open(ctx); err != nil {
-		if s.db != nil {
-			s.db.Close()
-		}
-		return nil, fmt.Errorf("claims: open %s: %w", path, err)
-	}
-	return s, nil
-}
-
-func (s *Store) open(ctx context.Context) error {
-	state, err := probe(ctx, s.path, s.opts.BusyTimeout)
-	if err != nil {
-		return err
-	}
-	db, err := sqlitedb.Open(ctx, s.path, s.opts.BusyTimeout)
-	if err != nil {
-		return err
-	}
-	s.db = db
-	if err := s.initSchema(ctx); err != nil {
-		return err
-	}
-	claims, err := s.query(ctx, "")
-	if err != nil {
-		return fmt.Errorf("load: %w", err)
-	}
-	for i := range claims {
-		c := &claims[i]
-		if c.ID <= 0 {
-			return fmt.Errorf("load: claim with id %d", c.ID)
-		}
-		if err := c.check(0); err != nil {
-			return fmt.Errorf("load: claim %d: %w", c.ID, err)
-		}
-		s.ix.add(c)
-	}
-	switch log := s.opts.Logger; state {
-	case fileMissing:
-		log.Info("claims: created a new, empty claims store", "path", s.path)
-	case fileEmpty:
-		log.Warn("claims: the claims database was an existing 0-byte file; starting an empty claims store in it", "path", s.path)
-	case fileNoTables:
-		log.Warn("claims: the claims database held no tables; starting an empty claims store in it", "path", s.path)
-	}
-	return nil
-}
-
-// initSchema creates the table in a new database, or checks the version of
-// an existing one.
-func (s *Store) initSchema(ctx context.Context) error {
-	return sqlitedb.InitSchema(ctx, s.db, "claims", schemaVersion, schema)
+func newStore(opts Options) *Store {
+	return &Store{opts: opts.withDefaults(), ix: newIndex()}
 }
 
 // Add validates c, stores it and puts it in force. It returns the claim as
@@ -147,6 +79,10 @@ func (s *Store) initSchema(ctx context.Context) error {
 // years 1970 to 9999) gets an error listing every
 // problem, in whose chain is ErrInvalidClaim. Overlapping claims are
 // allowed.
+//
+// With PostgreSQL the claim is in force on this node when Add returns and
+// on the other nodes of the database within a second, a few milliseconds
+// in practice (see the package documentation); so is a removal.
 func (s *Store) Add(ctx context.Context, c Claim) (Claim, error) {
 	err := c.check(s.opts.MaxSide)
 	if c.ID != 0 {
@@ -168,18 +104,13 @@ func (s *Store) Add(ctx context.Context, c Claim) (Claim, error) {
 	if s.closed {
 		return Claim{}, ErrClosed
 	}
-	res, err := s.db.ExecContext(ctx, sqlInsert, c.World, c.Owner, c.MinX, c.MinZ, c.MaxX, c.MaxZ, c.Created.UnixMilli())
+	ch, err := s.be.insert(ctx, c)
 	if err != nil {
 		return Claim{}, fmt.Errorf("claims: add: %w", err)
 	}
-	if c.ID, err = res.LastInsertId(); err != nil {
-		return Claim{}, fmt.Errorf("claims: add: %w", err)
-	}
-	stored := c
-	s.mu.Lock()
-	s.ix.add(&stored)
-	s.mu.Unlock()
-	return c, nil
+	stored := *ch.add
+	s.commit(ch)
+	return stored, nil
 }
 
 // Remove deletes the claim with the given id and reports whether there was
@@ -191,22 +122,26 @@ func (s *Store) Remove(ctx context.Context, id int64) (bool, error) {
 	if s.closed {
 		return false, ErrClosed
 	}
-	res, err := s.db.ExecContext(ctx, sqlDelete, id)
+	ch, ok, err := s.be.remove(ctx, id)
 	if err != nil {
 		return false, fmt.Errorf("claims: remove %d: %w", id, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("claims: remove %d: %w", id, err)
+	if s.be.shared() {
+		// Another node may have removed it first, and this store may have
+		// dropped it from the index already: no disagreement there.
+		if ok {
+			s.commit(ch)
+		}
+		return ok, nil
 	}
 	s.mu.Lock()
 	c := s.ix.remove(id)
 	s.mu.Unlock()
-	if (n > 0) != (c != nil) {
-		// Only this store writes the table while it is open.
-		return n > 0, fmt.Errorf("claims: remove %d: the database and the index disagree (rows %d, indexed %t)", id, n, c != nil)
+	if ok != (c != nil) {
+		// Only this store writes the file while it is open.
+		return ok, fmt.Errorf("claims: remove %d: the database and the index disagree (removed %t, indexed %t)", id, ok, c != nil)
 	}
-	return n > 0, nil
+	return ok, nil
 }
 
 // List returns the claims of world in id order (of every world when world
@@ -217,39 +152,11 @@ func (s *Store) List(ctx context.Context, world string) ([]Claim, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	cs, err := s.query(ctx, world)
+	cs, err := s.be.list(ctx, world)
 	if err != nil {
 		return nil, fmt.Errorf("claims: list: %w", err)
 	}
 	return cs, nil
-}
-
-func (s *Store) query(ctx context.Context, world string) ([]Claim, error) {
-	var rows *sql.Rows
-	var err error
-	if world == "" {
-		rows, err = s.db.QueryContext(ctx, sqlListAll)
-	} else {
-		rows, err = s.db.QueryContext(ctx, sqlListWorld, world)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Claim
-	for rows.Next() {
-		var c Claim
-		var created int64
-		if err := rows.Scan(&c.ID, &c.World, &c.Owner, &c.MinX, &c.MinZ, &c.MaxX, &c.MaxZ, &created); err != nil {
-			return nil, err
-		}
-		c.Created = time.UnixMilli(created).UTC()
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, rows.Close()
 }
 
 // Contains returns the claim containing the block (x, z) of world, the one
@@ -292,7 +199,9 @@ func (s *Store) Register(reg *verify.Registry) error {
 	return reg.Register(Source, s.Verifier())
 }
 
-// Close closes the database. Add, Remove and List then return ErrClosed;
+// Close closes the database and, with PostgreSQL, stops following the
+// other nodes' changes: it returns once every goroutine and connection the
+// store started is gone. Add, Remove and List then return ErrClosed;
 // Contains and the verifier keep answering from the claims in force. Close
 // is idempotent.
 func (s *Store) Close() error {
@@ -302,7 +211,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	if err := s.db.Close(); err != nil {
+	if err := s.be.close(); err != nil {
 		return fmt.Errorf("claims: close: %w", err)
 	}
 	return nil
