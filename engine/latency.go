@@ -1,48 +1,17 @@
 package engine
 
 import (
-	"math"
-	"math/bits"
-	"sync/atomic"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/hist"
 )
 
-// histogram records durations in log-spaced buckets: exact below 16 ns,
-// then 8 buckets per power of two, so a reported quantile is within 12.5%
-// above the true value. Record is lock-free and allocation-free (one
-// atomic add to a bucket, and a compare-and-swap loop for the
-// maximum that rarely runs more than once), so it may sit on the teleport
-// path.
-//
-// Design note: a lock-free log-bucket histogram was preferred to a
-// reservoir sample (which needs a lock or a random source per record) and
-// to an exact sorted log (unbounded memory). 488 buckets of 8 bytes cover
-// 0 ns to 2^63 ns.
+// histogram is a region's teleport latency histogram: the module's one
+// histogram (internal/hist, lock-free and allocation-free to record, so it
+// may sit on the teleport path) and its summary as a Latency.
 //
 // The zero value is an empty histogram, safe for concurrent use.
-type histogram struct {
-	max     atomic.Int64
-	sum     atomic.Int64 // nanoseconds; wraps only after 292 years of teleports
-	buckets [histBuckets]atomic.Uint64
-}
-
-const (
-	histSubBits = 3
-	histSub     = 1 << histSubBits
-	// histBuckets covers every non-negative int64: 2^63-1 has exponent 62
-	// and index (62-3)*8 + 15 = 487.
-	histBuckets = (62-histSubBits)*histSub + 2*histSub
-)
-
-// histIndex returns the bucket of v nanoseconds.
-func histIndex(v uint64) int {
-	if v < 2*histSub {
-		return int(v)
-	}
-	exp := bits.Len64(v) - 1 // >= histSubBits+1
-	// v >> (exp-histSubBits) lies in [histSub, 2*histSub).
-	return (exp-histSubBits)*histSub + int(v>>(exp-histSubBits))
-}
+type histogram struct{ hist.Histogram }
 
 // LatencyBuckets is the number of Latency.Buckets.
 const LatencyBuckets = 23
@@ -60,80 +29,27 @@ func LatencyBound(i int) time.Duration {
 	return time.Duration(1) << (latencyMinShift + i)
 }
 
-// lowerOf returns the smallest value of bucket i.
-func lowerOf(i int) uint64 {
-	if i == 0 {
-		return 0
+// latencyBounds are the LatencyBound values in order.
+var latencyBounds = func() []time.Duration {
+	b := make([]time.Duration, LatencyBuckets)
+	for i := range b {
+		b[i] = LatencyBound(i)
 	}
-	return histUpper(i-1) + 1
-}
+	return b
+}()
 
-// histUpper returns the largest value of bucket i.
-func histUpper(i int) uint64 {
-	if i < 2*histSub {
-		return uint64(i)
-	}
-	exp := i/histSub + histSubBits - 1
-	m := uint64(i%histSub + histSub)
-	return (m+1)<<(exp-histSubBits) - 1
-}
-
-// Record adds one duration; a negative one counts as 0.
-func (h *histogram) Record(d time.Duration) {
-	if d < 0 {
-		d = 0
-	}
-	h.buckets[histIndex(uint64(d))].Add(1)
-	h.sum.Add(int64(d))
-	for {
-		m := h.max.Load()
-		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
-			return
-		}
-	}
-}
-
-// Latency summarizes the recorded durations. The buckets are read one by
-// one, so under concurrent Record calls the summary is not atomic; each
-// quantile is the upper bound of its bucket, capped at the maximum.
+// Latency summarizes the recorded durations from one snapshot of the
+// histogram, so its quantiles and buckets agree. Each quantile is at most
+// hist.Precision (1/128) above the true value and never above the maximum;
+// the buckets are exact, since every LatencyBound is a power of two and so
+// a bucket edge of the histogram.
 func (h *histogram) Latency() Latency {
-	var counts [histBuckets]uint64
-	var n uint64
-	for i := range h.buckets {
-		counts[i] = h.buckets[i].Load()
-		n += counts[i]
-	}
-	l := Latency{Count: n, Max: time.Duration(h.max.Load()), Sum: time.Duration(h.sum.Load())}
-	if n == 0 {
+	s := h.Snapshot()
+	l := Latency{Count: s.Count(), Max: s.Max(), Sum: s.Sum()}
+	if l.Count == 0 {
 		return l
 	}
-	var below uint64 // durations in the fine buckets before i
-	b := 0
-	for i, c := range counts {
-		// Fine bucket i starts at histUpper(i-1)+1; every coarse bound is
-		// such a start, so the count below it is exact.
-		for b < LatencyBuckets && uint64(LatencyBound(b)) <= lowerOf(i) {
-			l.Buckets[b] = below
-			b++
-		}
-		below += c
-	}
-	for ; b < LatencyBuckets; b++ {
-		l.Buckets[b] = below
-	}
-	q := func(p float64) time.Duration {
-		// rank is 1-based: the smallest value with at least p*n values at
-		// or below it.
-		rank := max(uint64(math.Ceil(p*float64(n))), 1)
-		var seen uint64
-		for i, c := range counts {
-			seen += c
-			if seen >= rank {
-				return min(time.Duration(histUpper(i)), l.Max)
-			}
-		}
-		return l.Max
-	}
-	l.P50, l.P90, l.P99 = q(0.50), q(0.90), q(0.99)
+	s.CumulativeBelow(latencyBounds, l.Buckets[:])
+	l.P50, l.P90, l.P99 = s.Quantile(0.50), s.Quantile(0.90), s.Quantile(0.99)
 	return l
 }
