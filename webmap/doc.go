@@ -49,9 +49,12 @@
 // tile; each entry carries its PNG's length and CRC-32C, checked on every
 // read (a damaged entry is dropped and rendered again), and the epoch
 // digest of its chunks. Concurrent misses for one tile and digest share
-// one render (singleflight), which goes on when its first requester leaves
-// and is bounded by Options.RenderTimeout; at most Options.RenderWorkers
-// zoom-0 tiles render at once.
+// one render under the internal/flight policy: it goes on while any
+// requester still waits for it (the one that started it may have left),
+// is cancelled once they have all left, and is bounded by
+// Options.RenderTimeout; a render that panics is logged and answered as a
+// failed render (500) without taking the process down. At most
+// Options.RenderWorkers zoom-0 tiles render at once.
 //
 // # Invalidation and ETags
 //

@@ -32,6 +32,9 @@ type fakeBackend struct {
 	water   world.BlockID
 	plains  world.BiomeID
 	failErr error // Summary fails with it when set (read-only after setup)
+	// hook, when set, runs first in every Summary and fails it with its
+	// error (read-only after setup).
+	hook func(ctx context.Context) error
 }
 
 func newFake() *fakeBackend {
@@ -96,6 +99,11 @@ func (f *fakeBackend) Summary(ctx context.Context, w string, c geom.Chunk) (*wor
 		return nil, err
 	}
 	f.reads.Add(1)
+	if f.hook != nil {
+		if err := f.hook(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if f.failErr != nil {
 		return nil, f.failErr
 	}

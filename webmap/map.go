@@ -14,9 +14,8 @@ import (
 	"sync"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
-	"golang.org/x/sync/singleflight"
-
+	"github.com/rtpengine/rtp/internal/flight"
+	"github.com/rtpengine/rtp/internal/lru"
 	"github.com/rtpengine/rtp/terrain/meshcache"
 )
 
@@ -51,9 +50,10 @@ type Options struct {
 	// 1,024 chunk summaries). Default 0: GOMAXPROCS/2, at least 1, so the
 	// map never takes every processor from the engine.
 	RenderWorkers int
-	// RenderTimeout bounds one render, which goes on when the request
-	// that started it is gone (its result is cached for the others).
-	// Default DefaultRenderTimeout (60 s).
+	// RenderTimeout bounds one render. A render is shared by every
+	// request for the same tile and goes on while any of them still
+	// waits, when the one that started it is gone; it is cancelled once
+	// they have all left. Default DefaultRenderTimeout (60 s).
 	RenderTimeout time.Duration
 	// Meshes is the full-quality mesh cache. Default: a new cache.
 	Meshes *meshcache.Cache
@@ -113,15 +113,19 @@ type Map struct {
 	worlds  map[string]worldInfo // fixed at New
 	regions map[string]Region
 
-	tiles     *lru.Cache[tileKey, *tileEntry]
-	storeMu   sync.Mutex // serialises stores into tiles
-	tileBytes sync.Mutex // serialises the byte accounting below
-	bytes     int64
-	digests   *lru.Cache[tileID, digestEntry]
-	flight    singleflight.Group
-	workers   chan struct{}
-	empty     []byte // the transparent tile
-	stats     counters
+	renders flight.Group[renderKey, []byte]
+	workers chan struct{}
+	empty   []byte // the transparent tile
+	stats   counters
+
+	tilesMu sync.Mutex
+	// tilesMu protects the following fields.
+	tiles lru.Map[tileKey, *tileEntry] // bounded by TileEntries and TileBytes
+	bytes int64                        // sum of the cached tiles' n
+
+	digestsMu sync.Mutex
+	// digestsMu protects the following field.
+	digests lru.Map[tileID, digestEntry] // bounded by digestEntries
 
 	cachedMu sync.Mutex
 	// cachedMu protects the following field.
@@ -167,13 +171,8 @@ func New(b Backend, opts Options) (*Map, error) {
 		}
 		m.worlds[r.World] = w
 	}
+	m.renders.Logger = opts.Logger
 	var err error
-	if m.tiles, err = lru.NewWithEvict(opts.TileEntries, m.evicted); err != nil {
-		return nil, fmt.Errorf("webmap: %w", err)
-	}
-	if m.digests, err = lru.New[tileID, digestEntry](max(4*opts.TileEntries, 1<<14)); err != nil {
-		return nil, fmt.Errorf("webmap: %w", err)
-	}
 	if m.empty, err = encodePNG(emptyTile()); err != nil {
 		return nil, fmt.Errorf("webmap: %w", err)
 	}
@@ -347,13 +346,13 @@ type MapStats struct {
 
 // Stats returns the map's counters.
 func (m *Map) Stats() MapStats {
-	m.tileBytes.Lock()
-	b := m.bytes
-	m.tileBytes.Unlock()
+	m.tilesMu.Lock()
+	n, b := m.tiles.Len(), m.bytes
+	m.tilesMu.Unlock()
 	return MapStats{
 		TileHits: m.stats.hits.Load(), TileRenders: m.stats.renders.Load(), TileShared: m.stats.shared.Load(),
 		TileCorrupt: m.stats.corrupt.Load(), TileStale: m.stats.stale.Load(), NotModified: m.stats.notModified.Load(),
 		MeshHits: m.stats.meshHits.Load(), MeshBuilds: m.stats.meshBuilds.Load(),
-		TileEntries: m.tiles.Len(), TileBytes: b, RenderErrors: m.stats.renderErrors.Load(),
+		TileEntries: n, TileBytes: b, RenderErrors: m.stats.renderErrors.Load(),
 	}
 }

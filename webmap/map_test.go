@@ -2,12 +2,17 @@ package webmap
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"image"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -299,9 +304,115 @@ func TestTileSharedRender(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if r := m.Stats().TileRenders; r != 1 {
-		t.Errorf("%d renders for 8 concurrent requests, want 1", r)
+	st := m.Stats()
+	if st.TileRenders != 1 {
+		t.Errorf("%d renders for 8 concurrent requests, want 1", st.TileRenders)
 	}
+	// Every request but the one that rendered either joined its render
+	// or found the tile cached.
+	if st.TileShared+st.TileHits != 7 {
+		t.Errorf("%d shared + %d hits for 8 concurrent requests, want 7", st.TileShared, st.TileHits)
+	}
+}
+
+// TestTileRenderPanic: a render that panics answers 500, is counted and
+// logged, caches nothing and does not poison the tile: the next request
+// renders again.
+func TestTileRenderPanic(t *testing.T) {
+	f := newFake()
+	var calls atomic.Int64
+	f.hook = func(context.Context) error {
+		calls.Add(1)
+		panic("summary bug")
+	}
+	var logged syncBuffer
+	m := newMap(t, f, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	for i := range 2 {
+		rec := get(m, "/v1/worlds/mc/tiles/0/0/0.png")
+		var body errorBody
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusInternalServerError ||
+			body.Error.Code != codeInternal || !strings.Contains(body.Error.Message, "summary bug") {
+			t.Fatalf("request %d: %d %s, want a 500 naming the panic", i, rec.Code, rec.Body)
+		}
+	}
+	st := m.Stats()
+	if calls.Load() != 2 || st.RenderErrors != 2 || st.TileRenders != 0 || st.TileEntries != 0 {
+		t.Errorf("%d summary calls, stats %+v: want 2 calls, 2 render errors, nothing rendered or cached", calls.Load(), st)
+	}
+	if n := strings.Count(logged.String(), `level=ERROR msg="flight: load panicked"`); n != 2 {
+		t.Errorf("%d panics logged, want 2:\n%s", n, logged.String())
+	}
+}
+
+// TestTileRenderAbandoned: a render whose every requester has left is
+// cancelled, is not counted as a failure, and the next request renders
+// afresh.
+func TestTileRenderAbandoned(t *testing.T) {
+	f := newFake()
+	entered := make(chan struct{}, 1)
+	stopped := make(chan error, 1)
+	var block atomic.Bool
+	block.Store(true)
+	f.hook = func(ctx context.Context) error {
+		if !block.Load() {
+			return nil
+		}
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-ctx.Done()
+		select {
+		case stopped <- ctx.Err():
+		default:
+		}
+		return ctx.Err()
+	}
+	m := newMap(t, f, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := m.Tile(ctx, "mc", 0, 0, 0)
+		errc <- err
+	}()
+	<-entered
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("abandoning request: %v, want context.Canceled", err)
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the render saw %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the abandoned render was not cancelled")
+	}
+	block.Store(false)
+	if _, err := m.Tile(context.Background(), "mc", 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Stats(); st.RenderErrors != 0 || st.TileRenders != 1 || st.TileEntries != 1 {
+		t.Errorf("stats %+v: want no render error, one render, one cached tile", st)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestRouteErrors(t *testing.T) {

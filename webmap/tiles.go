@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/flight"
 	"github.com/rtpengine/rtp/world"
 )
 
@@ -45,6 +46,12 @@ func (e *tileEntry) valid() bool {
 	return e != nil && len(e.png) == e.n && crc32.Checksum(e.png, castagnoli) == e.crc
 }
 
+// renderKey names one render: a tile of one terrain digest.
+type renderKey struct {
+	tileKey
+	digest uint64
+}
+
 // digestEntry memoises a tile's epoch digest for one world epoch.
 type digestEntry struct {
 	epoch  uint64
@@ -56,40 +63,47 @@ type counters struct {
 	meshHits, meshBuilds, renderErrors                 atomic.Uint64
 }
 
-// evicted is the tile cache's eviction callback: it keeps the byte count.
-func (m *Map) evicted(_ tileKey, e *tileEntry) {
-	m.tileBytes.Lock()
-	m.bytes -= int64(e.n)
-	m.tileBytes.Unlock()
+// digestEntries returns the bound of the digest memo: four digests per
+// cacheable tile, and never fewer than 16,384.
+func (m *Map) digestEntries() int { return max(4*m.opts.TileEntries, 1<<14) }
+
+// cachedTile returns the cached entry of k, making it the newest.
+func (m *Map) cachedTile(k tileKey) (*tileEntry, bool) {
+	m.tilesMu.Lock()
+	defer m.tilesMu.Unlock()
+	return m.tiles.Get(k)
+}
+
+// dropTile removes k's entry if it is still e (a store may have replaced
+// it since e was read).
+func (m *Map) dropTile(k tileKey, e *tileEntry) {
+	m.tilesMu.Lock()
+	defer m.tilesMu.Unlock()
+	if cur, ok := m.tiles.Peek(k); ok && cur == e {
+		m.tiles.Remove(k)
+		m.bytes -= int64(e.n)
+	}
 }
 
 // store caches e under k, then evicts the oldest tiles while the cache
-// holds more than TileBytes. A tile larger than the whole budget is not
-// cached.
+// holds more than TileEntries tiles or TileBytes bytes. A tile larger
+// than the whole byte budget is not cached.
 func (m *Map) store(k tileKey, e *tileEntry) {
 	if int64(e.n) > m.opts.TileBytes {
 		return
 	}
-	// One store at a time, so that no two replace the same key at once
-	// (the cache does not report a replaced value to the callback).
-	m.storeMu.Lock()
-	defer m.storeMu.Unlock()
-	// Remove first, so the replaced entry's bytes are subtracted once.
-	m.tiles.Remove(k)
-	m.tileBytes.Lock()
+	m.tilesMu.Lock()
+	defer m.tilesMu.Unlock()
+	if old, replaced := m.tiles.Put(k, e); replaced {
+		m.bytes -= int64(old.n)
+	}
 	m.bytes += int64(e.n)
-	m.tileBytes.Unlock()
-	m.tiles.Add(k, e)
-	for {
-		m.tileBytes.Lock()
-		over := m.bytes > m.opts.TileBytes
-		m.tileBytes.Unlock()
-		if !over {
+	for m.tiles.Len() > m.opts.TileEntries || m.bytes > m.opts.TileBytes {
+		_, old, ok := m.tiles.RemoveOldest()
+		if !ok {
 			return
 		}
-		if _, _, ok := m.tiles.RemoveOldest(); !ok {
-			return
-		}
+		m.bytes -= int64(old.n)
 	}
 }
 
@@ -131,8 +145,11 @@ func (m *Map) digest(w *worldInfo, id tileID) uint64 {
 	if epoch == 0 {
 		return 1 // no chunk ever changed
 	}
-	if d, ok := m.digests.Get(id); ok && d.epoch == epoch {
-		return d.digest
+	m.digestsMu.Lock()
+	memo, ok := m.digests.Get(id)
+	m.digestsMu.Unlock()
+	if ok && memo.epoch == epoch {
+		return memo.digest
 	}
 	h := fnv.New64a()
 	var buf [8]byte
@@ -151,7 +168,12 @@ func (m *Map) digest(w *worldInfo, id tileID) uint64 {
 		}
 	}
 	d := h.Sum64() | 2 // never emptyDigest or the unchanged digest
-	m.digests.Add(id, digestEntry{epoch: epoch, digest: d})
+	m.digestsMu.Lock()
+	m.digests.Put(id, digestEntry{epoch: epoch, digest: d})
+	for m.digests.Len() > m.digestEntries() {
+		m.digests.RemoveOldest()
+	}
+	m.digestsMu.Unlock()
 	return d
 }
 
@@ -275,11 +297,11 @@ func (m *Map) tile(ctx context.Context, w *worldInfo, k tileKey, d uint64) ([]by
 	if d == emptyDigest {
 		return m.empty, nil
 	}
-	if e, ok := m.tiles.Get(k); ok {
+	if e, ok := m.cachedTile(k); ok {
 		switch {
 		case !e.valid():
 			m.stats.corrupt.Add(1)
-			m.tiles.Remove(k)
+			m.dropTile(k, e)
 		case e.digest != d:
 			m.stats.stale.Add(1)
 		default:
@@ -287,31 +309,26 @@ func (m *Map) tile(ctx context.Context, w *worldInfo, k tileKey, d uint64) ([]by
 			return e.png, nil
 		}
 	}
-	name := fmt.Sprintf("%s\x00%s\x00%d/%d/%d/%x", k.world, k.producer, k.zoom, k.tx, k.tz, d)
-	ch := m.flight.DoChan(name, func() (any, error) {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.RenderTimeout)
+	b, joined, err := m.renders.Do(ctx, renderKey{k, d}, func(lctx context.Context) ([]byte, error) {
+		rctx, cancel := context.WithTimeout(lctx, m.opts.RenderTimeout)
 		defer cancel()
 		b, err := m.render(rctx, w, k)
 		if err != nil {
-			m.stats.renderErrors.Add(1)
+			if lctx.Err() == nil { // not abandoned by every requester
+				m.stats.renderErrors.Add(1)
+			}
 			return nil, err
 		}
 		m.stats.renders.Add(1)
 		m.store(k, &tileEntry{png: b, n: len(b), crc: crc32.Checksum(b, castagnoli), digest: d})
 		return b, nil
 	})
-	select {
-	case res := <-ch:
-		if res.Shared {
-			m.stats.shared.Add(1)
-		}
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.([]byte), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if joined {
+		m.stats.shared.Add(1)
+	} else if errors.Is(err, flight.ErrPanicked) {
+		m.stats.renderErrors.Add(1) // counted once, by the request that started it
 	}
+	return b, err
 }
 
 // render draws tile k: a zoom-0 tile from its chunks' summaries, a zoom-k
