@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"github.com/rtpengine/rtp/internal/txgate"
+	"github.com/rtpengine/rtp/terrain/archive/internal/dbstore"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -43,6 +44,7 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		q:    newQueries(opts.Schema),
 		gate: txgate.New(opts.MaxConcurrentTx, opts.TxTimeout),
 	}
+	s.calls = dbstore.Calls{Gate: s.gate, Pkg: "pgstore", Fail: s.fail}
 	if err := s.open(octx, cfg); err != nil {
 		if s.pool != nil {
 			s.pool.Close()
@@ -98,7 +100,7 @@ func (s *Store) open(ctx context.Context, cfg *pgxpool.Config) error {
 			}
 		}
 		t := &wtx{ctx: ctx, tx: tx, s: s}
-		if err := tx.QueryRow(ctx, s.q.lockMeta).Scan(&t.version, &t.entries, &t.bytes); err != nil {
+		if err := tx.QueryRow(ctx, s.q.lockMeta).Scan(&t.version, &t.c.Entries, &t.c.Bytes); err != nil {
 			return fmt.Errorf("read counters: %w", err)
 		}
 		if t.version != schemaVersion {
@@ -110,7 +112,7 @@ func (s *Store) open(ctx context.Context, cfg *pgxpool.Config) error {
 		if err := t.evict(nil); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, s.q.storeMeta, t.entries, t.bytes); err != nil {
+		if _, err := tx.Exec(ctx, s.q.storeMeta, t.c.Entries, t.c.Bytes); err != nil {
 			return fmt.Errorf("write counters: %w", err)
 		}
 		return nil

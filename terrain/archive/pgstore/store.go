@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rtpengine/rtp/terrain/archive"
+	"github.com/rtpengine/rtp/terrain/archive/internal/dbstore"
 )
 
 // Defaults of Options.
@@ -27,12 +28,8 @@ const (
 // maxIdentifier is PostgreSQL's identifier length (NAMEDATALEN - 1).
 const maxIdentifier = 63
 
-// Paging and batching bounds.
-const (
-	scanPageRows  = 64
-	scanPageBytes = 8 << 20
-	evictBatch    = 64
-)
+// evictBatch is how many eviction candidates one query fetches.
+const evictBatch = 64
 
 // Options configure a Store. The zero value selects every default.
 type Options struct {
@@ -68,13 +65,7 @@ type Options struct {
 
 // Validate reports every invalid field at once.
 func (o Options) Validate() error {
-	var errs []error
-	if o.Limits.MaxEntries < 0 {
-		errs = append(errs, fmt.Errorf("pgstore: Limits.MaxEntries %d is negative", o.Limits.MaxEntries))
-	}
-	if o.Limits.MaxBytes < 0 {
-		errs = append(errs, fmt.Errorf("pgstore: Limits.MaxBytes %d is negative", o.Limits.MaxBytes))
-	}
+	errs := dbstore.ValidateLimits("pgstore", o.Limits)
 	if len(o.Schema) > maxIdentifier {
 		errs = append(errs, fmt.Errorf("pgstore: Schema %q is longer than %d bytes", o.Schema, maxIdentifier))
 	}
@@ -131,6 +122,8 @@ type Store struct {
 	pool *pgxpool.Pool
 	q    queries
 	gate *txgate.Gate // admission, transaction slots and bounds, Close
+	// calls admits the calls through gate and runs their transactions.
+	calls dbstore.Calls
 
 	closeOnce sync.Once
 }
@@ -139,25 +132,6 @@ var _ archive.Store = (*Store)(nil)
 
 // Schema returns the schema the store lives in.
 func (s *Store) Schema() string { return s.opts.Schema }
-
-func (s *Store) enter(ctx context.Context, op string) error {
-	if err := s.gate.Enter(ctx); err != nil {
-		if errors.Is(err, txgate.ErrClosed) {
-			return archive.ErrStoreClosed
-		}
-		return fmt.Errorf("pgstore: %s: %w", op, err)
-	}
-	return nil
-}
-
-func (s *Store) leave() { s.gate.Leave() }
-
-// admit waits for a transaction slot (honouring ctx), then returns the
-// transaction's context, bounded by TxTimeout from now, and the function
-// that releases both.
-func (s *Store) admit(ctx context.Context) (context.Context, func(), error) {
-	return s.gate.Admit(ctx)
-}
 
 // fail wraps err from operation op: the caller's context error when ctx is
 // done, a timeout (not a context error) when TxTimeout ran out, else err.
@@ -176,24 +150,20 @@ func (s *Store) fail(op string, ctx, txctx context.Context, err error) error {
 // returns, so every later eviction decision, in any process, sees it. The
 // returned slices are the caller's.
 func (s *Store) Get(ctx context.Context, d archive.Digest) (archive.Record, bool, error) {
-	if err := s.enter(ctx, "get"); err != nil {
+	var key, payload []byte
+	found := false
+	err := s.calls.Run(ctx, "get", func(txctx context.Context) error {
+		err := s.pool.QueryRow(txctx, s.q.get, d[:]).Scan(&key, &payload)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	if err != nil || !found {
 		return archive.Record{}, false, err
 	}
-	defer s.leave()
-	txctx, release, err := s.admit(ctx)
-	if err != nil {
-		return archive.Record{}, false, fmt.Errorf("pgstore: get: %w", err)
-	}
-	defer release()
-	var key, payload []byte
-	err = s.pool.QueryRow(txctx, s.q.get, d[:]).Scan(&key, &payload)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return archive.Record{}, false, nil
-	}
-	if err != nil {
-		return archive.Record{}, false, s.fail("get", ctx, txctx, err)
-	}
-	return archive.Record{Digest: d, Key: nonNil(key), Payload: nonNil(payload)}, true, nil
+	return archive.Record{Digest: d, Key: dbstore.NonNil(key), Payload: dbstore.NonNil(payload)}, true, nil
 }
 
 // Put stores r as the most recently used record and evicts least recently
@@ -202,10 +172,10 @@ func (s *Store) Get(ctx context.Context, d archive.Digest) (archive.Record, bool
 // stored and Put returns nil. Put does not retain r's slices.
 func (s *Store) Put(ctx context.Context, r archive.Record) error {
 	if r.Size() > s.opts.Limits.MaxBytes {
-		if err := s.enter(ctx, "put"); err != nil {
+		if err := s.calls.Enter(ctx, "put"); err != nil {
 			return err
 		}
-		s.leave()
+		s.gate.Leave()
 		return nil
 	}
 	return s.write(ctx, "put", func(t *wtx) error { return t.put(r) })
@@ -228,80 +198,34 @@ func (s *Store) Clear(ctx context.Context) error {
 // present during the whole Scan is visited exactly once. Scan changes no
 // recency. The record's slices are fn's to keep.
 func (s *Store) Scan(ctx context.Context, fn func(archive.Record) error) error {
-	if err := s.enter(ctx, "scan"); err != nil {
+	if err := s.calls.Enter(ctx, "scan"); err != nil {
 		return err
 	}
-	defer s.leave()
-	after := []byte{}
-	for {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("pgstore: scan: %w", err)
-		}
-		page, more, err := s.scanPage(ctx, after)
-		if err != nil {
-			return err
-		}
-		for _, r := range page {
-			if err := fn(r); err != nil {
+	defer s.gate.Leave()
+	page := func(after []byte) (page []archive.Record, more bool, err error) {
+		err = s.calls.Tx(ctx, "scan", func(txctx context.Context) error {
+			rows, err := s.pool.Query(txctx, s.q.scan, after, dbstore.ScanPageRows)
+			if err != nil {
 				return err
 			}
-		}
-		if !more {
-			return nil
-		}
-		last := page[len(page)-1].Digest
-		after = last[:]
+			defer rows.Close()
+			page, more, err = dbstore.ReadPage(rows)
+			return err
+		})
+		return page, more, err
 	}
-}
-
-func (s *Store) scanPage(ctx context.Context, after []byte) (page []archive.Record, more bool, err error) {
-	txctx, release, err := s.admit(ctx)
-	if err != nil {
-		return nil, false, fmt.Errorf("pgstore: scan: %w", err)
-	}
-	defer release()
-	rows, err := s.pool.Query(txctx, s.q.scan, after, scanPageRows)
-	if err != nil {
-		return nil, false, s.fail("scan", ctx, txctx, err)
-	}
-	defer rows.Close()
-	var bytes int64
-	for rows.Next() {
-		var d, key, payload []byte
-		if err := rows.Scan(&d, &key, &payload); err != nil {
-			return nil, false, s.fail("scan", ctx, txctx, err)
-		}
-		if len(d) != len(archive.Digest{}) {
-			return nil, false, fmt.Errorf("pgstore: scan: row with a %d-byte digest", len(d))
-		}
-		r := archive.Record{Digest: archive.Digest(d), Key: nonNil(key), Payload: nonNil(payload)}
-		page = append(page, r)
-		bytes += r.Size()
-		if bytes >= scanPageBytes {
-			return page, true, nil
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, s.fail("scan", ctx, txctx, err)
-	}
-	return page, len(page) == scanPageRows, nil
+	return dbstore.Scan(ctx, "pgstore", page, fn)
 }
 
 // Stats reports the retained entries and bytes (the counters of the meta
 // row, updated in every write transaction) and this Store's limits.
 func (s *Store) Stats(ctx context.Context) (archive.StoreStats, error) {
-	if err := s.enter(ctx, "stats"); err != nil {
-		return archive.StoreStats{}, err
-	}
-	defer s.leave()
-	txctx, release, err := s.admit(ctx)
-	if err != nil {
-		return archive.StoreStats{}, fmt.Errorf("pgstore: stats: %w", err)
-	}
-	defer release()
 	st := archive.StoreStats{Limits: s.opts.Limits}
-	if err := s.pool.QueryRow(txctx, s.q.stats).Scan(&st.Entries, &st.Bytes); err != nil {
-		return archive.StoreStats{}, s.fail("stats", ctx, txctx, err)
+	err := s.calls.Run(ctx, "stats", func(txctx context.Context) error {
+		return s.pool.QueryRow(txctx, s.q.stats).Scan(&st.Entries, &st.Bytes)
+	})
+	if err != nil {
+		return archive.StoreStats{}, err
 	}
 	return st, nil
 }
@@ -320,37 +244,19 @@ func (s *Store) Close() error {
 // UPDATE), which serialises every write to the schema across all Stores
 // and processes, reads the counters, runs fn, and writes the counters back.
 func (s *Store) write(ctx context.Context, op string, fn func(*wtx) error) error {
-	if err := s.enter(ctx, op); err != nil {
-		return err
-	}
-	defer s.leave()
-	txctx, release, err := s.admit(ctx)
-	if err != nil {
-		return fmt.Errorf("pgstore: %s: %w", op, err)
-	}
-	defer release()
-	err = pgx.BeginTxFunc(txctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		t := &wtx{ctx: txctx, tx: tx, s: s}
-		if err := tx.QueryRow(txctx, s.q.lockMeta).Scan(&t.version, &t.entries, &t.bytes); err != nil {
-			return fmt.Errorf("lock counters: %w", err)
-		}
-		if err := fn(t); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(txctx, s.q.storeMeta, t.entries, t.bytes); err != nil {
-			return fmt.Errorf("write counters: %w", err)
-		}
-		return nil
+	return s.calls.Run(ctx, op, func(txctx context.Context) error {
+		return pgx.BeginTxFunc(txctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+			t := &wtx{ctx: txctx, tx: tx, s: s}
+			if err := tx.QueryRow(txctx, s.q.lockMeta).Scan(&t.version, &t.c.Entries, &t.c.Bytes); err != nil {
+				return fmt.Errorf("lock counters: %w", err)
+			}
+			if err := fn(t); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(txctx, s.q.storeMeta, t.c.Entries, t.c.Bytes); err != nil {
+				return fmt.Errorf("write counters: %w", err)
+			}
+			return nil
+		})
 	})
-	if err != nil {
-		return s.fail(op, ctx, txctx, err)
-	}
-	return nil
-}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
 }

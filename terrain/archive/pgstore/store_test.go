@@ -20,6 +20,7 @@ import (
 
 	"github.com/rtpengine/rtp/terrain/archive"
 	"github.com/rtpengine/rtp/terrain/archive/archivetest"
+	"github.com/rtpengine/rtp/terrain/archive/internal/dbstore"
 )
 
 // postgresEnv names the connection string of the test database.
@@ -485,7 +486,7 @@ func TestAdmission(t *testing.T) {
 func TestLargeRecords(t *testing.T) {
 	s := mustOpen(t, Options{Schema: newSchema(t)})
 	var want []archive.Record
-	for i := range 3 * scanPageRows / 2 {
+	for i := range 3 * dbstore.ScanPageRows / 2 {
 		n := 1 + (i*7919)%200_000
 		want = append(want, record(fmt.Sprint("big", i), n))
 	}

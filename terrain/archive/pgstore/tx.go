@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rtpengine/rtp/terrain/archive"
+	"github.com/rtpengine/rtp/terrain/archive/internal/dbstore"
 )
 
 // schemaVersion is the version this package writes in the meta row.
@@ -85,26 +86,29 @@ func escapeLiteral(s string) string {
 }
 
 // wtx is the state of one write transaction: the counters read (under the
-// meta row lock) at its start, written back at its end.
+// meta row lock) at its start, written back at its end. It is the
+// dbstore.Tx of its eviction.
 type wtx struct {
-	ctx            context.Context
-	tx             pgx.Tx
-	s              *Store
-	version        int
-	entries, bytes int64
+	ctx     context.Context
+	tx      pgx.Tx
+	s       *Store
+	version int
+	c       dbstore.Counters
 }
+
+var _ dbstore.Tx = (*wtx)(nil)
 
 // put inserts or replaces r as the most recent record, then evicts.
 func (t *wtx) put(r archive.Record) error {
 	var old int64
-	if err := t.tx.QueryRow(t.ctx, t.s.q.upsert, r.Digest[:], r.Size(), nonNil(r.Key), nonNil(r.Payload)).Scan(&old); err != nil {
+	if err := t.tx.QueryRow(t.ctx, t.s.q.upsert, r.Digest[:], r.Size(), dbstore.NonNil(r.Key), dbstore.NonNil(r.Payload)).Scan(&old); err != nil {
 		return fmt.Errorf("write record: %w", err)
 	}
 	if old < 0 {
-		t.entries++
+		t.c.Entries++
 		old = 0
 	}
-	t.bytes += r.Size() - old
+	t.c.Bytes += r.Size() - old
 	return t.evict(r.Digest[:])
 }
 
@@ -118,8 +122,8 @@ func (t *wtx) remove(d archive.Digest) error {
 	if err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
-	t.entries--
-	t.bytes -= size
+	t.c.Entries--
+	t.c.Bytes -= size
 	return nil
 }
 
@@ -128,123 +132,59 @@ func (t *wtx) removeAll() error {
 	if _, err := t.tx.Exec(t.ctx, t.s.q.clear); err != nil {
 		return fmt.Errorf("clear: %w", err)
 	}
-	t.entries, t.bytes = 0, 0
+	t.c = dbstore.Counters{}
 	return nil
 }
 
-func (t *wtx) over() bool {
-	l := t.s.opts.Limits
-	return t.entries > l.MaxEntries || t.bytes > l.MaxBytes
-}
+// evict brings the store within its limits (dbstore.Evict), never evicting
+// the record with digest keep (nil: none).
+func (t *wtx) evict(keep []byte) error { return dbstore.Evict(t, &t.c, t.s.opts.Limits, keep) }
 
-// evict deletes least recently used records (ties by digest), never the
-// one with digest keep (nil: none), until both limits hold.
-//
-// Drift guard: if a batch of deletes removes fewer rows than chosen, or the
-// candidates run out while the counters still exceed a limit, the counters
-// are recounted from the rows (the repair is logged) and eviction resumes
-// from the true figures; a second disagreement in one transaction is an
-// error, so the loop always ends.
-func (t *wtx) evict(keep []byte) error {
-	if keep == nil {
-		keep = []byte{}
-	}
-	recounted := false
-	drift := func(why string) error {
-		if recounted {
-			return fmt.Errorf("evict: counters disagree with the rows again (%s)", why)
-		}
-		recounted = true
-		return t.recount(why)
-	}
-	for t.over() {
-		digests, sizes, err := t.candidates(keep)
-		if err != nil {
-			return err
-		}
-		if len(digests) == 0 {
-			if err := drift("no record left to evict while over a limit"); err != nil {
-				return err
-			}
-			continue
-		}
-		// The shortest prefix of candidates whose removal meets both limits.
-		entries, bytes, n := t.entries, t.bytes, 0
-		l := t.s.opts.Limits
-		for n < len(digests) && (entries > l.MaxEntries || bytes > l.MaxBytes) {
-			entries--
-			bytes -= sizes[n]
-			n++
-		}
-		removed, freed, err := t.deleteAll(digests[:n])
-		if err != nil {
-			return err
-		}
-		t.entries -= removed
-		t.bytes -= freed
-		if removed != int64(n) {
-			if err := drift("an eviction removed less than chosen"); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
+// recount replaces the counters by COUNT/SUM over the rows (dbstore.Recount).
+func (t *wtx) recount(why string) error { return dbstore.Recount(t, &t.c, why) }
 
-func (t *wtx) candidates(keep []byte) (digests [][]byte, sizes []int64, err error) {
+// Candidates implements dbstore.Tx.
+func (t *wtx) Candidates(keep []byte) ([]dbstore.Victim, error) {
 	rows, err := t.tx.Query(t.ctx, t.s.q.candidates, keep, evictBatch)
 	if err != nil {
-		return nil, nil, fmt.Errorf("evict: %w", err)
+		return nil, err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var d []byte
-		var size int64
-		if err := rows.Scan(&d, &size); err != nil {
-			return nil, nil, fmt.Errorf("evict: %w", err)
-		}
-		digests = append(digests, d)
-		sizes = append(sizes, size)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("evict: %w", err)
-	}
-	return digests, sizes, nil
+	return dbstore.ReadVictims(rows)
 }
 
-// deleteAll deletes the given records, returning how many rows and bytes
-// the database actually removed.
-func (t *wtx) deleteAll(digests [][]byte) (removed, freed int64, err error) {
+// Delete implements dbstore.Tx: one statement for the batch, the sizes
+// from the rows it deleted.
+func (t *wtx) Delete(vs []dbstore.Victim) (removed, freed int64, err error) {
+	digests := make([][]byte, len(vs))
+	for i, v := range vs {
+		digests[i] = v.Digest
+	}
 	rows, err := t.tx.Query(t.ctx, t.s.q.del, digests)
 	if err != nil {
-		return 0, 0, fmt.Errorf("evict: %w", err)
+		return 0, 0, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var size int64
 		if err := rows.Scan(&size); err != nil {
-			return 0, 0, fmt.Errorf("evict: %w", err)
+			return 0, 0, err
 		}
 		removed++
 		freed += size
 	}
-	if err := rows.Err(); err != nil {
-		return 0, 0, fmt.Errorf("evict: %w", err)
-	}
-	return removed, freed, nil
+	return removed, freed, rows.Err()
 }
 
-// recount replaces the counters by COUNT/SUM over the rows, logging the
-// repair when they differ.
-func (t *wtx) recount(why string) error {
-	var n, b int64
-	if err := t.tx.QueryRow(t.ctx, t.s.q.count).Scan(&n, &b); err != nil {
-		return fmt.Errorf("recount: %w", err)
-	}
-	if n != t.entries || b != t.bytes {
-		t.s.log.Warn("pgstore: counters repaired", "schema", t.s.opts.Schema, "reason", why,
-			"entries", t.entries, "counted_entries", n, "bytes", t.bytes, "counted_bytes", b)
-	}
-	t.entries, t.bytes = n, b
-	return nil
+// Count implements dbstore.Tx.
+func (t *wtx) Count() (dbstore.Counters, error) {
+	var n dbstore.Counters
+	err := t.tx.QueryRow(t.ctx, t.s.q.count).Scan(&n.Entries, &n.Bytes)
+	return n, err
+}
+
+// Repaired implements dbstore.Tx: it logs the repair.
+func (t *wtx) Repaired(why string, was, now dbstore.Counters) {
+	t.s.log.Warn("pgstore: counters repaired", "schema", t.s.opts.Schema, "reason", why,
+		"entries", was.Entries, "counted_entries", now.Entries, "bytes", was.Bytes, "counted_bytes", now.Bytes)
 }

@@ -71,13 +71,15 @@
 // Put inserts or replaces the record with the next recency, then deletes
 // the least recently used other records, ORDER BY recency, digest, until
 // both Limits hold, all in one transaction; a record larger than MaxBytes
-// is not stored. The counters live in meta and change in the same
-// transactions as the rows, so Stats is one indexed read. They are guarded
-// against drift: an eviction whose DELETE removes nothing, or candidates
-// that run out while the counters still exceed a limit, makes the writer
-// recount from COUNT/SUM (logging the repair) and continue from the true
-// figures; a second disagreement in one transaction is an error, so the
-// loop always ends. Open compares the counters with COUNT/SUM and repairs
+// is not stored. Of each batch of candidates it deletes the shortest
+// prefix that brings both limits back, one DELETE per record. The
+// counters live in meta and change in the same transactions as the rows,
+// so Stats is one indexed read. They are guarded against drift: deletes
+// that remove fewer records than chosen, or candidates that run out while
+// the counters still exceed a limit, make the writer recount from
+// COUNT/SUM (logging the repair) and continue from the true figures; a
+// second disagreement in one transaction is an error, so the loop always
+// ends. Open compares the counters with COUNT/SUM and repairs
 // them (logged), and trims the store to its Limits.
 //
 // # Durability: WAL with synchronous=NORMAL

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/internal/txgate"
+	"github.com/rtpengine/rtp/terrain/archive/internal/dbstore"
 )
 
 // schemaVersion is the PRAGMA user_version this package writes and reads.
@@ -78,6 +79,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	s.calls = dbstore.Calls{Gate: s.gate, Pkg: "sqlitestore", Fail: s.fail}
 	if err := s.open(octx); err != nil {
 		s.closeDB()
 		if cerr := ctx.Err(); cerr != nil {
@@ -316,7 +318,7 @@ func (s *Store) initSchema(ctx context.Context) error {
 		return err
 	}
 	t := &wtx{ctx: ctx, w: w}
-	if err := w.loadMeta.QueryRowContext(ctx).Scan(&t.entries, &t.bytes, &t.seq); err != nil {
+	if err := w.loadMeta.QueryRowContext(ctx).Scan(&t.c.Entries, &t.c.Bytes, &t.seq); err != nil {
 		return fmt.Errorf("read counters: %w", err)
 	}
 	if err := t.recount("counter check on open"); err != nil {
@@ -327,7 +329,7 @@ func (s *Store) initSchema(ctx context.Context) error {
 			return err
 		}
 	}
-	if _, err := w.storeMeta.ExecContext(ctx, t.entries, t.bytes, t.seq); err != nil {
+	if _, err := w.storeMeta.ExecContext(ctx, t.c.Entries, t.c.Bytes, t.seq); err != nil {
 		return fmt.Errorf("write counters: %w", err)
 	}
 	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {

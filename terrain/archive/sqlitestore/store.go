@@ -12,6 +12,7 @@ import (
 	"github.com/rtpengine/rtp/internal/txgate"
 
 	"github.com/rtpengine/rtp/terrain/archive"
+	"github.com/rtpengine/rtp/terrain/archive/internal/dbstore"
 )
 
 // Defaults of Options.
@@ -26,12 +27,6 @@ const (
 // touchBatch is the number of pending touches at which the writer applies
 // them at once instead of waiting for TouchDelay.
 const touchBatch = 256
-
-// scanPageRows and scanPageBytes bound one Scan page (one read transaction).
-const (
-	scanPageRows  = 64
-	scanPageBytes = 8 << 20
-)
 
 // evictBatch is how many eviction candidates one query fetches.
 const evictBatch = 32
@@ -88,13 +83,7 @@ type Options struct {
 
 // Validate reports every invalid field at once.
 func (o Options) Validate() error {
-	var errs []error
-	if o.Limits.MaxEntries < 0 {
-		errs = append(errs, fmt.Errorf("sqlitestore: Limits.MaxEntries %d is negative", o.Limits.MaxEntries))
-	}
-	if o.Limits.MaxBytes < 0 {
-		errs = append(errs, fmt.Errorf("sqlitestore: Limits.MaxBytes %d is negative", o.Limits.MaxBytes))
-	}
+	errs := dbstore.ValidateLimits("sqlitestore", o.Limits)
 	if o.OpenTimeout < 0 {
 		errs = append(errs, fmt.Errorf("sqlitestore: OpenTimeout %v is negative", o.OpenTimeout))
 	}
@@ -165,6 +154,7 @@ type Store struct {
 	scanStmt  *sql.Stmt
 
 	gate    *txgate.Gate  // admission, transaction slots and bounds, Close
+	calls   dbstore.Calls // admits the calls through gate, runs their transactions
 	ops     chan *writeOp // to the writer goroutine
 	touches *touches
 	stop    chan struct{} // closed by Close once no call is in flight
@@ -181,15 +171,7 @@ func (s *Store) Path() string { return s.path }
 
 // enter admits a call unless the store is closed or ctx is done. A nil
 // error must be paired with s.leave.
-func (s *Store) enter(ctx context.Context, op string) error {
-	if err := s.gate.Enter(ctx); err != nil {
-		if errors.Is(err, txgate.ErrClosed) {
-			return archive.ErrStoreClosed
-		}
-		return fmt.Errorf("sqlitestore: %s: %w", op, err)
-	}
-	return nil
-}
+func (s *Store) enter(ctx context.Context, op string) error { return s.calls.Enter(ctx, op) }
 
 func (s *Store) leave() { s.gate.Leave() }
 
@@ -218,25 +200,21 @@ func (s *Store) fail(op string, ctx, txctx context.Context, err error) error {
 // next transaction's eviction decision, or within TouchDelay (see the
 // package documentation). The returned slices are the caller's.
 func (s *Store) Get(ctx context.Context, d archive.Digest) (archive.Record, bool, error) {
-	if err := s.enter(ctx, "get"); err != nil {
+	var key, payload []byte
+	found := false
+	err := s.calls.Run(ctx, "get", func(txctx context.Context) error {
+		err := s.getStmt.QueryRowContext(txctx, d[:]).Scan(&key, &payload)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	if err != nil || !found {
 		return archive.Record{}, false, err
 	}
-	defer s.leave()
-	txctx, release, err := s.admit(ctx)
-	if err != nil {
-		return archive.Record{}, false, fmt.Errorf("sqlitestore: get: %w", err)
-	}
-	var key, payload []byte
-	err = s.getStmt.QueryRowContext(txctx, d[:]).Scan(&key, &payload)
-	release()
-	if errors.Is(err, sql.ErrNoRows) {
-		return archive.Record{}, false, nil
-	}
-	if err != nil {
-		return archive.Record{}, false, s.fail("get", ctx, txctx, err)
-	}
 	s.touches.add(d)
-	return archive.Record{Digest: d, Key: nonNil(key), Payload: nonNil(payload)}, true, nil
+	return archive.Record{Digest: d, Key: dbstore.NonNil(key), Payload: dbstore.NonNil(payload)}, true, nil
 }
 
 // Put stores r as the most recently used record and evicts least recently
@@ -303,78 +281,31 @@ func (s *Store) Scan(ctx context.Context, fn func(archive.Record) error) error {
 		return err
 	}
 	defer s.leave()
-	after := []byte{}
-	for {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("sqlitestore: scan: %w", err)
-		}
-		page, more, err := s.scanPage(ctx, after)
-		if err != nil {
-			return err
-		}
-		for _, r := range page {
-			if err := fn(r); err != nil {
+	// One page per read transaction.
+	page := func(after []byte) (page []archive.Record, more bool, err error) {
+		err = s.calls.Tx(ctx, "scan", func(txctx context.Context) error {
+			rows, err := s.scanStmt.QueryContext(txctx, after, dbstore.ScanPageRows)
+			if err != nil {
 				return err
 			}
-		}
-		if !more {
-			return nil
-		}
-		last := page[len(page)-1].Digest
-		after = last[:]
+			defer rows.Close()
+			page, more, err = dbstore.ReadPage(rows)
+			return err
+		})
+		return page, more, err
 	}
-}
-
-// scanPage reads the records after the given digest, up to scanPageRows
-// records or scanPageBytes bytes; more reports whether more may follow.
-func (s *Store) scanPage(ctx context.Context, after []byte) (page []archive.Record, more bool, err error) {
-	txctx, release, err := s.admit(ctx)
-	if err != nil {
-		return nil, false, fmt.Errorf("sqlitestore: scan: %w", err)
-	}
-	defer release()
-	rows, err := s.scanStmt.QueryContext(txctx, after, scanPageRows)
-	if err != nil {
-		return nil, false, s.fail("scan", ctx, txctx, err)
-	}
-	defer rows.Close()
-	var bytes int64
-	for rows.Next() {
-		var d, key, payload []byte
-		if err := rows.Scan(&d, &key, &payload); err != nil {
-			return nil, false, s.fail("scan", ctx, txctx, err)
-		}
-		if len(d) != len(archive.Digest{}) {
-			return nil, false, fmt.Errorf("sqlitestore: scan: row with a %d-byte digest", len(d))
-		}
-		r := archive.Record{Digest: archive.Digest(d), Key: nonNil(key), Payload: nonNil(payload)}
-		page = append(page, r)
-		bytes += r.Size()
-		if bytes >= scanPageBytes {
-			return page, true, nil
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, s.fail("scan", ctx, txctx, err)
-	}
-	return page, len(page) == scanPageRows, nil
+	return dbstore.Scan(ctx, "sqlitestore", page, fn)
 }
 
 // Stats reports the retained entries and bytes (the counters kept in the
 // database, updated in every write transaction) and the limits.
 func (s *Store) Stats(ctx context.Context) (archive.StoreStats, error) {
-	if err := s.enter(ctx, "stats"); err != nil {
-		return archive.StoreStats{}, err
-	}
-	defer s.leave()
-	txctx, release, err := s.admit(ctx)
-	if err != nil {
-		return archive.StoreStats{}, fmt.Errorf("sqlitestore: stats: %w", err)
-	}
-	defer release()
 	st := archive.StoreStats{Limits: s.opts.Limits}
-	if err := s.statsStmt.QueryRowContext(txctx).Scan(&st.Entries, &st.Bytes); err != nil {
-		return archive.StoreStats{}, s.fail("stats", ctx, txctx, err)
+	err := s.calls.Run(ctx, "stats", func(txctx context.Context) error {
+		return s.statsStmt.QueryRowContext(txctx).Scan(&st.Entries, &st.Bytes)
+	})
+	if err != nil {
+		return archive.StoreStats{}, err
 	}
 	return st, nil
 }
@@ -414,12 +345,4 @@ func (s *Store) closeDB() error {
 		return fmt.Errorf("sqlitestore: close %s: %w", s.path, err)
 	}
 	return nil
-}
-
-// nonNil returns b, or an empty slice for nil: records keep their shape.
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
 }

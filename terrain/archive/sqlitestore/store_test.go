@@ -19,6 +19,7 @@ import (
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/terrain/archive"
+	"github.com/rtpengine/rtp/terrain/archive/internal/dbstore"
 )
 
 // logBuffer is a slog handler target that tests can read.
@@ -740,7 +741,7 @@ func TestSharedFile(t *testing.T) {
 func TestLargeRecords(t *testing.T) {
 	s := mustOpen(t, dbPath(t), Options{})
 	var want []archive.Record
-	for i := range 3 * scanPageRows / 2 {
+	for i := range 3 * dbstore.ScanPageRows / 2 {
 		n := 1 + (i*7919)%200_000
 		want = append(want, record(key(fmt.Sprint("big", i), n), n))
 	}

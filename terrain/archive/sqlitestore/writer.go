@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/terrain/archive"
+	"github.com/rtpengine/rtp/terrain/archive/internal/dbstore"
 )
 
 type opKind uint8
@@ -93,11 +94,15 @@ func (w *writer) close() error {
 
 // wtx is the state of one write transaction: the counters and recency
 // sequence read from the meta row at its start, written back at its end.
+// It is the dbstore.Tx of its eviction.
 type wtx struct {
-	ctx                 context.Context
-	w                   *writer
-	entries, bytes, seq int64
+	ctx context.Context
+	w   *writer
+	c   dbstore.Counters
+	seq int64
 }
+
+var _ dbstore.Tx = (*wtx)(nil)
 
 // tx runs one write transaction: BEGIN IMMEDIATE (so concurrent writers,
 // possibly in other processes, queue on the database lock instead of failing
@@ -113,7 +118,7 @@ func (w *writer) tx(ctx context.Context, pending []touch, fn func(*wtx) error) (
 		}
 	}()
 	t := &wtx{ctx: ctx, w: w}
-	if err := w.loadMeta.QueryRowContext(ctx).Scan(&t.entries, &t.bytes, &t.seq); err != nil {
+	if err := w.loadMeta.QueryRowContext(ctx).Scan(&t.c.Entries, &t.c.Bytes, &t.seq); err != nil {
 		return fmt.Errorf("read counters: %w", err)
 	}
 	for _, tc := range pending {
@@ -127,7 +132,7 @@ func (w *writer) tx(ctx context.Context, pending []touch, fn func(*wtx) error) (
 			return err
 		}
 	}
-	if _, err := w.storeMeta.ExecContext(ctx, t.entries, t.bytes, t.seq); err != nil {
+	if _, err := w.storeMeta.ExecContext(ctx, t.c.Entries, t.c.Bytes, t.seq); err != nil {
 		return fmt.Errorf("write counters: %w", err)
 	}
 	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
@@ -156,13 +161,13 @@ func (t *wtx) put(r archive.Record) error {
 		return fmt.Errorf("look up: %w", err)
 	}
 	t.seq++
-	if _, err := t.w.upsert.ExecContext(t.ctx, r.Digest[:], r.Size(), t.seq, nonNil(r.Key), nonNil(r.Payload)); err != nil {
+	if _, err := t.w.upsert.ExecContext(t.ctx, r.Digest[:], r.Size(), t.seq, dbstore.NonNil(r.Key), dbstore.NonNil(r.Payload)); err != nil {
 		return fmt.Errorf("write record: %w", err)
 	}
 	if !exists {
-		t.entries++
+		t.c.Entries++
 	}
-	t.bytes += r.Size() - old
+	t.c.Bytes += r.Size() - old
 	return t.evict(r.Digest[:])
 }
 
@@ -179,8 +184,8 @@ func (t *wtx) remove(d archive.Digest) error {
 		return fmt.Errorf("delete: %w", err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 1 {
-		t.entries--
-		t.bytes -= size
+		t.c.Entries--
+		t.c.Bytes -= size
 	}
 	return nil
 }
@@ -190,112 +195,58 @@ func (t *wtx) removeAll() error {
 	if _, err := t.w.clear.ExecContext(t.ctx); err != nil {
 		return fmt.Errorf("clear: %w", err)
 	}
-	t.entries, t.bytes = 0, 0
+	t.c = dbstore.Counters{}
 	return nil
 }
 
-// over reports whether the counters exceed a limit.
-func (t *wtx) over() bool {
-	return t.entries > t.w.limits.MaxEntries || t.bytes > t.w.limits.MaxBytes
-}
+// evict brings the store within its limits (dbstore.Evict), never evicting
+// the record with digest keep (nil: none).
+func (t *wtx) evict(keep []byte) error { return dbstore.Evict(t, &t.c, t.w.limits, keep) }
 
-// victim is an eviction candidate.
-type victim struct {
-	digest []byte
-	size   int64
-}
+// recount replaces the counters by COUNT/SUM over the rows (dbstore.Recount).
+func (t *wtx) recount(why string) error { return dbstore.Recount(t, &t.c, why) }
 
-// evict deletes least recently used records (ties by digest), never the
-// one with digest keep (nil: none), until both limits hold.
-//
-// Drift guard: the counters are trusted only while they agree with what
-// the deletes remove. If a delete removes nothing, or the candidates run
-// out while the counters still exceed a limit, the counters are recounted
-// from the rows (and the repair logged) and eviction resumes from the true
-// figures; a second disagreement in the same transaction is an error, so
-// the loop always ends.
-func (t *wtx) evict(keep []byte) error {
-	if keep == nil {
-		keep = []byte{} // digest <> NULL would match nothing
-	}
-	recounted := false
-	drift := func(why string) error {
-		if recounted {
-			return fmt.Errorf("evict: counters disagree with the rows again (%s)", why)
-		}
-		recounted = true
-		return t.recount(why)
-	}
-	for t.over() {
-		victims, err := t.candidates(keep)
-		if err != nil {
-			return err
-		}
-		if len(victims) == 0 {
-			if err := drift("no record left to evict while over a limit"); err != nil {
-				return err
-			}
-			continue
-		}
-		for _, v := range victims {
-			res, err := t.w.del.ExecContext(t.ctx, v.digest)
-			if err != nil {
-				return fmt.Errorf("evict: %w", err)
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return fmt.Errorf("evict: %w", err)
-			}
-			if n != 1 {
-				if err := drift("an eviction removed nothing"); err != nil {
-					return err
-				}
-				break
-			}
-			t.entries--
-			t.bytes -= v.size
-			if !t.over() {
-				break
-			}
-		}
-	}
-	return nil
-}
-
-// candidates returns the next least recently used records other than keep.
-func (t *wtx) candidates(keep []byte) ([]victim, error) {
+// Candidates implements dbstore.Tx.
+func (t *wtx) Candidates(keep []byte) ([]dbstore.Victim, error) {
 	rows, err := t.w.candidates.QueryContext(t.ctx, keep, evictBatch)
 	if err != nil {
-		return nil, fmt.Errorf("evict: %w", err)
+		return nil, err
 	}
 	defer rows.Close()
-	var out []victim
-	for rows.Next() {
-		var v victim
-		if err := rows.Scan(&v.digest, &v.size); err != nil {
-			return nil, fmt.Errorf("evict: %w", err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("evict: %w", err)
-	}
-	return out, nil
+	return dbstore.ReadVictims(rows)
 }
 
-// recount replaces the counters by COUNT/SUM over the rows, logging the
-// repair when they differ.
-func (t *wtx) recount(why string) error {
-	var n, b int64
-	if err := t.w.count.QueryRowContext(t.ctx).Scan(&n, &b); err != nil {
-		return fmt.Errorf("recount: %w", err)
+// Delete implements dbstore.Tx: one statement per record (SQLite has no
+// array parameter), the sizes those of the candidates.
+func (t *wtx) Delete(vs []dbstore.Victim) (removed, freed int64, err error) {
+	for _, v := range vs {
+		res, err := t.w.del.ExecContext(t.ctx, v.Digest)
+		if err != nil {
+			return removed, freed, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return removed, freed, err
+		}
+		if n == 1 {
+			removed++
+			freed += v.Size
+		}
 	}
-	if n != t.entries || b != t.bytes {
-		t.w.log.Warn("sqlitestore: counters repaired", "path", t.w.path, "reason", why,
-			"entries", t.entries, "counted_entries", n, "bytes", t.bytes, "counted_bytes", b)
-	}
-	t.entries, t.bytes = n, b
-	return nil
+	return removed, freed, nil
+}
+
+// Count implements dbstore.Tx.
+func (t *wtx) Count() (dbstore.Counters, error) {
+	var n dbstore.Counters
+	err := t.w.count.QueryRowContext(t.ctx).Scan(&n.Entries, &n.Bytes)
+	return n, err
+}
+
+// Repaired implements dbstore.Tx: it logs the repair.
+func (t *wtx) Repaired(why string, was, now dbstore.Counters) {
+	t.w.log.Warn("sqlitestore: counters repaired", "path", t.w.path, "reason", why,
+		"entries", was.Entries, "counted_entries", now.Entries, "bytes", was.Bytes, "counted_bytes", now.Bytes)
 }
 
 // run is the writer goroutine: it executes write operations one at a time
