@@ -48,8 +48,8 @@ type SinkFill struct {
 	Capacity int    `json:"capacity"`
 }
 
-// SinkStats describe one hot sink (general, extra, login, network,
-// personal or group).
+// SinkStats describe one hot sink (general, login, network
+// or personal).
 type SinkStats struct {
 	Name     string `json:"name"`
 	Kind     string `json:"kind"`

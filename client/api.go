@@ -16,7 +16,7 @@ import (
 type TeleportRequest struct {
 	// Player names the player (1 to 64 characters). Required.
 	Player string
-	// Sink names the hot sink to take from ("login", an extra sink).
+	// Sink names the hot sink to take from ("general", "login" or "personal").
 	// Default "": the general sink.
 	Sink string
 	// Token is a network token whose lease the teleport redeems. Default

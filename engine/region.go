@@ -61,6 +61,7 @@ type Region struct {
 	// (nil without one); set by recoverJournal before the region runs.
 	journal  pipeline.Journal
 	recovery RecoveryStats   // set at start, read-only afterwards
+	fleet    *regionFleet    // nil unless the engine is a fleet node
 	marks    chan geom.Block // places whose area awaits its marks
 	ctr      struct {
 		open                 atomic.Int64
@@ -106,9 +107,6 @@ func (r *Region) initSinks(o pipeline.Options) {
 	r.served = map[string]*atomic.Uint64{}
 	add := func(name string) { r.served[name] = new(atomic.Uint64) }
 	add(r.pipe.General().Name())
-	for _, x := range o.Extra {
-		add(x.Name)
-	}
 	if l := r.pipe.Login(); l != nil {
 		r.names.login = l.Name()
 		add(l.Name())
@@ -120,9 +118,6 @@ func (r *Region) initSinks(o pipeline.Options) {
 	if p := r.pipe.Personal(); p != nil {
 		r.names.personal = p.Name()
 		add(p.Name())
-	}
-	for _, g := range o.Groups {
-		add(g.Name)
 	}
 }
 

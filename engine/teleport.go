@@ -80,7 +80,7 @@ type Request struct {
 	//
 	//	""          the player's personal queue when it holds a location,
 	//	            else the general sink (waiting on it)
-	//	"general"   the general sink; an extra sink by its name
+	//	"general"   the general sink
 	//	"login"     the login reserve; when it is empty, the general sink
 	//	            (waiting on it)
 	//	"personal"  the player's personal queue only, waiting on it (the

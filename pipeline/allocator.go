@@ -19,7 +19,7 @@ import (
 //  5. trims: entries beyond a capacity that went down, older than
 //     MinResidence, move to an eligible sink with room or are demoted;
 //  6. refill: promotions from cold into sinks under quota (login, network,
-//     personal, general, extras, groups, one each in turn), at most
+//     personal, general, one each in turn), at most
 //     Budget.PromotionsPerPulse per pulse and Budget.MaxPromotions in
 //     flight, plus the login burst;
 //  7. feed: candidates drawn from memory into the backlog, and screenings
@@ -101,9 +101,6 @@ func (p *Pipeline) keepTime(now time.Time) {
 	if p.personal != nil {
 		p.personal.d.update(now, o.DemandHalfLife)
 	}
-	for _, g := range p.groups {
-		g.d.update(now, o.DemandHalfLife)
-	}
 
 	// 2. Leases.
 	if p.network != nil {
@@ -136,16 +133,10 @@ func (p *Pipeline) pulse() error {
 	if p.network != nil {
 		quota(p.network.pool)
 	}
-	for _, g := range p.groups {
-		g.fitRing()
-		c := g.capacity.Load()
-		g.quota.Store(quotaFor(g.d.perSecond(), o.DemandHorizon, effectiveFloor(g.floor.Load(), c), c))
-	}
 
 	// 4 and 5. Transfers and trims share one budget.
 	budget := o.Budget.Transfers
 	budget = p.transferSingles(now, budget)
-	budget = p.transferGroups(now, budget)
 	p.trim(now, budget)
 
 	// 6. Refill.
@@ -196,40 +187,25 @@ func (s *Sink) need() int {
 }
 
 // transferSingles moves entries from single-target sinks over quota to
-// those under quota.
+// those under quota: for each sink under quota (destination) and each
+// sink over quota (source) whose pair passes the rule-0 preconditions,
+// up to the destination's need, the source's surplus and the remaining
+// budget move. It returns the budget left.
 func (p *Pipeline) transferSingles(now time.Time, budget int) int {
-	return transfer(p.singles, budget,
-		func(s, d *Sink) bool { return pairEligible[*Hot](s, d) == ineligibleUncertified },
-		func(s, d *Sink, n int) int { return p.moveSingles(s, d, n, now) })
-}
-
-// quotaSink is what the transfer pass needs to know of a sink.
-type quotaSink interface {
-	Len() int
-	Quota() int
-	need() int
-}
-
-// transfer runs one transfer pass over sinks of one kind: for each sink
-// under quota (destination) and each sink over quota (source) whose pair
-// passes the rule-0 preconditions (pairOK), move hands over up to the
-// destination's need, the source's surplus and the remaining budget, and
-// reports how many it moved. It returns the budget left.
-func transfer[S quotaSink](sinks []S, budget int, pairOK func(s, d S) bool, move func(s, d S, n int) int) int {
-	for _, d := range sinks {
-		for _, s := range sinks {
+	for _, d := range p.singles {
+		for _, s := range p.singles {
 			need := d.need()
 			if need <= 0 || budget <= 0 {
 				break
 			}
-			if !pairOK(s, d) {
+			if pairEligible[*Hot](s, d) != ineligibleUncertified {
 				continue
 			}
 			surplus := s.Len() - s.Quota()
 			if surplus <= 0 {
 				continue
 			}
-			budget -= move(s, d, min(need, surplus, budget))
+			budget -= p.moveSingles(s, d, min(need, surplus, budget), now)
 		}
 	}
 	return budget
@@ -259,56 +235,6 @@ func (p *Pipeline) moveSingles(s, d *Sink, n int, now time.Time) int {
 			continue
 		}
 		if d.deliver(h, now) {
-			d.landed.Store(true)
-		}
-		s.c.transfersO.Add(1)
-		d.c.transfersIn.Add(1)
-		p.ctr.transfers.Add(1)
-		moved++
-	}
-	return moved
-}
-
-// transferGroups moves subspaces from group sinks over quota to group
-// sinks under quota, trimming each to the destination's size.
-func (p *Pipeline) transferGroups(now time.Time, budget int) int {
-	return transfer(p.groups, budget,
-		func(s, d *GroupSink) bool { return pairEligible[*Subspace](s, d) == ineligibleUncertified },
-		func(s, d *GroupSink, n int) int { return p.moveGroups(s, d, n, now) })
-}
-
-// need is how many subspaces the group sink lacks to reach its quota,
-// counting promotions in flight.
-func (g *GroupSink) need() int {
-	return g.Quota() - g.Len() - int(g.pending.Load())
-}
-
-func (p *Pipeline) moveGroups(s, d *GroupSink, n int, now time.Time) int {
-	moved := 0
-	for tries := s.Len(); moved < n && tries > 0; tries-- {
-		sub, ok := s.ring.PollSilent()
-		if !ok {
-			break
-		}
-		if !s.allLive(sub) {
-			s.c.stale.Add(1)
-			s.ring.Dispose(sub)
-			continue
-		}
-		if !p.residentEnough(sub.Arrived, now) {
-			s.ring.OfferSilent(sub)
-			break
-		}
-		if !eligible[*Subspace](s, d, sub).certified() {
-			s.ring.OfferSilent(sub)
-			continue
-		}
-		taken, rest := s.split(sub, d.size)
-		if rest != nil {
-			s.c.trims.Add(1)
-			s.ring.Dispose(rest) // the released remainder, exactly once
-		}
-		if d.deliver(taken, now) {
 			d.landed.Store(true)
 		}
 		s.c.transfersO.Add(1)
@@ -358,25 +284,6 @@ func (p *Pipeline) trim(now time.Time, budget int) int {
 			p.demote(h, s.ring)
 		}
 	}
-	for _, g := range p.groups {
-		for over := g.Len() - g.Cap(); over > 0 && budget > 0; over-- {
-			sub, ok := g.ring.PollSilent()
-			if !ok {
-				break
-			}
-			if !p.residentEnough(sub.Arrived, now) {
-				g.ring.OfferSilent(sub)
-				break
-			}
-			budget--
-			g.c.trims.Add(1)
-			p.ctr.trims.Add(1)
-			for _, m := range sub.Members {
-				p.demote(m, nil)
-			}
-			g.c.demotions.Add(1)
-		}
-	}
 	return budget
 }
 
@@ -410,13 +317,12 @@ func (p *Pipeline) refill() {
 
 	type target struct {
 		need  int
-		cost  int
 		start func() bool
 	}
 	var ts []target
 	single := func(s *Sink) {
 		if n := s.need(); n > 0 {
-			ts = append(ts, target{n, 1, func() bool { return p.startSingle(s) }})
+			ts = append(ts, target{n, func() bool { return p.startSingle(s) }})
 		}
 	}
 	if p.login != nil {
@@ -427,18 +333,10 @@ func (p *Pipeline) refill() {
 	}
 	if p.personal != nil {
 		for _, kd := range p.personal.deficits() {
-			ts = append(ts, target{kd.n, 1, func() bool { return p.startPersonal(kd.key) }})
+			ts = append(ts, target{kd.n, func() bool { return p.startPersonal(kd.key) }})
 		}
 	}
 	single(p.general)
-	for _, s := range p.extra {
-		single(s)
-	}
-	for _, g := range p.groups {
-		if n := g.Quota() - g.Len() - int(g.pending.Load()); n > 0 {
-			ts = append(ts, target{n, g.size, func() bool { return p.startGroup(g) }})
-		}
-	}
 
 	budget := b.PromotionsPerPulse
 	for progress := true; progress; {
@@ -446,14 +344,14 @@ func (p *Pipeline) refill() {
 		for i := range ts {
 			t := &ts[i]
 			room := b.MaxPromotions - int(p.promoting.Load())
-			if t.need <= 0 || t.cost > budget || t.cost > room || p.cold.Len() < t.cost {
+			if t.need <= 0 || budget <= 0 || room <= 0 || p.cold.Len() == 0 {
 				continue
 			}
 			if !t.start() {
 				continue
 			}
 			t.need--
-			budget -= t.cost
+			budget--
 			progress = true
 		}
 	}
@@ -533,54 +431,6 @@ func (p *Pipeline) startPersonal(key string) bool {
 	return true
 }
 
-// startGroup takes Size locations out of cold and promotes them, on one
-// goroutine, into one subspace. If any member fails, the others are
-// demoted back to cold.
-func (p *Pipeline) startGroup(g *GroupSink) bool {
-	if p.cold.Len() < g.size {
-		return false
-	}
-	locs := make([]Location, 0, g.size)
-	for range g.size {
-		loc, ok := p.cold.PollSilent()
-		if !ok {
-			break
-		}
-		locs = append(locs, loc)
-	}
-	if len(locs) < g.size {
-		for _, l := range locs {
-			p.cold.OfferSilent(l)
-		}
-		return false
-	}
-	g.pending.Add(1)
-	p.promoting.Add(int64(g.size))
-	p.spawn(func() {
-		defer p.promoting.Add(-int64(g.size))
-		defer g.pending.Add(-1)
-		members := make([]*Hot, 0, g.size)
-		for _, l := range locs {
-			if h, ok := p.promoteOne(p.base, l); ok {
-				members = append(members, h)
-			}
-		}
-		sub := &Subspace{Members: members}
-		if len(members) == g.size && g.room() > 0 && (!g.crit.narrows() || g.Accepts(sub)) {
-			sub.Since = p.clock()
-			g.c.promotions.Add(1)
-			if g.deliver(sub, sub.Since) {
-				p.notifyPromote(g.name, nil)
-			}
-			return
-		}
-		for _, h := range members {
-			p.demote(h, nil)
-		}
-	})
-	return true
-}
-
 // feed draws candidates into the backlog and starts screenings. A draw
 // whose chunk already has a location in the pipeline is skipped (see
 // heldSet); up to twice the candidates wanted are drawn to make up for
@@ -589,6 +439,9 @@ func (p *Pipeline) feed() {
 	b := p.opts.Budget
 	room := p.cold.Cap() - p.cold.Len() - p.backlog.Len() - int(p.screening.Load())
 	n := min(b.Candidates, p.backlog.Cap()-p.backlog.Len(), room)
+	if p.holdDraws.Load() {
+		n = 0 // the shared pool fills cold first (see HoldDraws)
+	}
 	for drawn, tries := 0, 0; drawn < n && tries < 2*n; tries++ {
 		idx, ok := p.draw()
 		if !ok {

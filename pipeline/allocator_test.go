@@ -53,12 +53,12 @@ func TestHysteresis(t *testing.T) {
 func TestDemandGating(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envConfig{realTime: true, opts: func(o *Options) {
-			o.Extra = []SinkConfig{{Name: "cmd", Capacity: 10, Floor: -1}}
+			o.General = SinkConfig{Capacity: 10, Floor: -1}
 			o.DemandHorizon = 10 * time.Second
 			o.DemandHalfLife = 10 * time.Second
 		}})
 		defer e.shutdown()
-		cmd := e.p.Extra("cmd")
+		cmd := e.p.General()
 		for range 10 {
 			e.cycle()
 			time.Sleep(time.Second)

@@ -38,12 +38,11 @@ func BenchmarkTransfer(b *testing.B) {
 			if bc.narrows {
 				crit.Contains = func(Location) bool { return true }
 			}
-			e := newEnv(b, envConfig{opts: func(o *Options) {
-				o.MinResidence = -1
-				o.Extra = []SinkConfig{{Name: "a", Capacity: 4, Criteria: crit}, {Name: "b", Capacity: 4, Criteria: crit}}
-			}})
+			e := newEnv(b, envConfig{opts: func(o *Options) { o.MinResidence = -1 }})
 			defer e.shutdown()
-			a, d := e.p.Extra("a"), e.p.Extra("b")
+			a, d := e.scratchSink("a", 4, crit), e.scratchSink("b", 4, crit)
+			defer a.ring.Close() // before shutdown: their entries' reservations close
+			defer d.ring.Close()
 			for i := range 4 {
 				a.deliver(e.hot(geom.Block{X: int64(i) * 16, Z: 3}), e.p.clock())
 			}

@@ -11,7 +11,7 @@ import (
 // region files) makes verified places stale. The resident store tells it
 // per reservation (world.Reservation.Stale, from world.ResidentOptions.Epochs):
 // every hand-out path (Sink.Take, LoginSink.Take, PersonalSink.Take,
-// NetworkSink.Reserve and Redeem, GroupSink.Take) disposes an entry whose
+// NetworkSink.Reserve and Redeem) disposes an entry whose
 // chunk changed, through its stage, and goes on to the next one, and the
 // Accepts rechecks fail on one, so no transfer certifies it. DropChanged
 // removes the entries of changed chunks ahead of their takes, so the
@@ -19,8 +19,8 @@ import (
 
 // DropChanged disposes every entry of the given chunks, and every hot
 // entry whose reservation reports a change (Hot.Changed), from the hot
-// sinks (general, extras, login, the network pool, every personal bucket,
-// groups: a subspace goes whole when one member is hit) and from cold,
+// sinks (general, login, the network pool, every personal bucket) and
+// from cold,
 // through each stage's disposal, so their persisted rows are deleted and
 // the places are drawn and screened again later. Entries leased to a
 // network token stay with their lease: Redeem replaces a changed one.
@@ -68,21 +68,6 @@ func (p *Pipeline) DropChanged(chunks []geom.Chunk) int {
 				sweepHot(s, &ps.c)
 			}
 		}
-	}
-	for _, g := range p.groups {
-		n := sweepStage(g.ring, func(s *Subspace) bool {
-			if s == nil {
-				return false
-			}
-			for _, m := range s.Members {
-				if hit(m) {
-					return true
-				}
-			}
-			return false
-		})
-		g.c.changed.Add(uint64(n))
-		total += n
 	}
 	if len(set) > 0 {
 		n := sweepStage(p.cold, func(l Location) bool {

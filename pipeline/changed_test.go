@@ -28,7 +28,6 @@ func changedEnv(t *testing.T) (*env, *world.Epochs) {
 		o.Login = LoginConfig{Enabled: true, PlayerCap: 3}
 		o.Network = NetworkConfig{Enabled: true, Capacity: 3, LeaseTTL: time.Minute}
 		o.Personal = PersonalConfig{Enabled: true, PerPlayer: 2}
-		o.Groups = []GroupConfig{{Name: "g2", Size: 2, Capacity: 2}}
 	}})
 	ep := withEpochs(e)
 	if err := e.p.Personal().Open("alice", 0); err != nil {
@@ -42,7 +41,7 @@ func (e *env) fillAll() {
 	p := e.p
 	e.fill(60, func() bool {
 		return p.General().Len() == 6 && p.Login().Len() == 3 && p.Network().Len() == 3 &&
-			p.Personal().PlayerLen("alice") == 2 && p.Group("g2").Len() == 2
+			p.Personal().PlayerLen("alice") == 2
 	})
 }
 
@@ -91,13 +90,6 @@ func TestTakeSkipsChanged(t *testing.T) {
 	}
 	bucket, _ := p.Personal().keyed.Get("alice")
 	all = append(all, hotChunks(bucket)...)
-	for range p.Group("g2").Len() {
-		s, _ := p.Group("g2").ring.PollSilent()
-		for _, m := range s.Members {
-			all = append(all, m.Chunk())
-		}
-		p.Group("g2").ring.OfferSilent(s)
-	}
 	p.Network().mu.Lock()
 	for _, l := range p.Network().leases {
 		all = append(all, l.h.Chunk())
@@ -115,9 +107,6 @@ func TestTakeSkipsChanged(t *testing.T) {
 	if h, ok := p.Personal().Take("alice"); ok {
 		t.Fatalf("personal handed out %v", h.Location)
 	}
-	if hs, err := p.Group("g2").Take(1); !errors.Is(err, ErrMiss) {
-		t.Fatalf("group Take = %v, %v; want ErrMiss", hs, err)
-	}
 	if h, err := p.Network().Redeem(tok); !errors.Is(err, ErrMiss) {
 		t.Fatalf("Redeem of a changed lease with an empty-of-fresh pool = %v, %v; want ErrMiss", h, err)
 	}
@@ -125,13 +114,13 @@ func TestTakeSkipsChanged(t *testing.T) {
 		t.Fatalf("second Redeem = %v, want ErrLeaseExpired", err)
 	}
 	st := p.Stats()
-	for name, want := range map[string]uint64{"general": 6, "login": 3, "network": 3, "personal": 2, "g2": 2} {
+	for name, want := range map[string]uint64{"general": 6, "login": 3, "network": 3, "personal": 2} {
 		if got := sinkStat(st, name).Changed; got != want {
 			t.Errorf("sink %s: Changed = %d, want %d", name, got, want)
 		}
 	}
-	if st.Changed != 16 || st.Cold.Fill != cold0 {
-		t.Errorf("Changed %d (want 16), cold %d -> %d (changed entries must not be re-offered)", st.Changed, cold0, st.Cold.Fill)
+	if st.Changed != 14 || st.Cold.Fill != cold0 {
+		t.Errorf("Changed %d (want 14), cold %d -> %d (changed entries must not be re-offered)", st.Changed, cold0, st.Cold.Fill)
 	}
 	for l, n := range e.pers.counts() {
 		for _, c := range all {

@@ -52,13 +52,6 @@ func (p *Pipeline) inventory() map[Location]int {
 			}
 		}
 	}
-	for _, g := range p.groups {
-		for _, s := range drainAll[*Subspace](g.ring) {
-			for _, m := range s.Members {
-				inv[m.Location]++
-			}
-		}
-	}
 	return inv
 }
 
@@ -179,7 +172,7 @@ func TestHotStageContract(t *testing.T) {
 	})
 
 	t.Run("CloseDisposesEveryEntry", func(t *testing.T) {
-		s, err := newSink(e.p, "scratch", KindExtra, 8, 0, Criteria{})
+		s, err := newSink(e.p, "scratch", KindGeneral, 8, 0, Criteria{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +201,6 @@ func TestHotStageContract(t *testing.T) {
 func TestSilentMoves(t *testing.T) {
 	e := newEnv(t, envConfig{opts: func(o *Options) {
 		o.Login = LoginConfig{Enabled: true, PlayerCap: 2}
-		o.Extra = []SinkConfig{{Name: "portal", Capacity: 3, Floor: -1}}
 		o.MinResidence = -1
 	}})
 	defer e.shutdown()
@@ -217,6 +209,9 @@ func TestSilentMoves(t *testing.T) {
 	// Ingress: screening into cold fires one Add per location.
 	e.fill(20, func() bool { return e.p.General().Len() == 10 && e.p.Login().Len() == 2 })
 	e.checkRows("after fill")
+	login := e.p.Login()
+	joined, _ := login.Take() // room in the login reserve for a promotion
+	joined.Close()
 
 	ops := func() (int, int) { return e.pers.ops() }
 	a0, r0 := ops()
@@ -230,27 +225,28 @@ func TestSilentMoves(t *testing.T) {
 	if !ok {
 		t.Fatal("promotion failed")
 	}
-	portal := e.p.Extra("portal")
-	e.p.deliverSingle(portal, h)
-	if a, r := ops(); a != a0 || r != r0 {
+	e.p.deliverSingle(login.Sink, h)
+	if a, r := ops(); a != a0 || r != r0 || login.Len() != 2 {
 		t.Fatalf("promotion wrote rows: adds %d->%d, removes %d->%d", a0, a, r0, r)
 	}
 
-	// Transfer: silent (portal has quota 0: surplus; general is short one).
+	// Transfer: silent (a login quota of 0 leaves a surplus; general is
+	// short one).
 	taken, _ := e.p.General().Take()
 	a0, r0 = ops()
+	login.quota.Store(0)
 	e.p.transferSingles(e.p.clock(), 10)
-	if portal.Len() != 0 || e.p.General().Len() != 10 {
-		t.Fatalf("transfer did not move the portal's entry: portal %d, general %d", portal.Len(), e.p.General().Len())
+	if login.Len() != 1 || e.p.General().Len() != 10 {
+		t.Fatalf("transfer did not move a login entry: login %d, general %d", login.Len(), e.p.General().Len())
 	}
 	if a, r := ops(); a != a0 || r != r0 {
 		t.Fatalf("transfer wrote rows")
 	}
 
 	// Demotion (draining the login reserve): silent, and the row stays.
-	n := e.p.Login().drain()
-	if n != 2 {
-		t.Fatalf("Drain demoted %d, want 2", n)
+	n := login.drain()
+	if n != 1 {
+		t.Fatalf("Drain demoted %d, want 1", n)
 	}
 	if a, r := ops(); a != a0 || r != r0 {
 		t.Fatalf("demotion wrote rows")

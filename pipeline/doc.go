@@ -47,19 +47,16 @@
 // # Sinks
 //
 // Hot sinks all hold *Hot entries (a Location with its open
-// *world.Reservation) except group sinks, whose entries are *Subspace (N
-// hot locations, N the sink's chunk cost per entry):
+// *world.Reservation):
 //
 //	general   Sink        capacity Options.General.Capacity (activeChunkCap, 10)
-//	extra     Sink        more unleased single-target sinks (Options.Extra)
 //	login     LoginSink   capacity playerCap - online; burst fill at start
 //	network   NetworkSink token-leased (HMAC tokens); externally leased
 //	personal  PersonalSink keyed by player; externally leased
-//	group     GroupSink   subspaces of N; serves any k <= N (superset caching)
 //
 // Take serves a request in one call: it picks the sink (the player's
 // personal queue first, the login reserve with the general sink behind
-// it, a named extra sink, a network lease by token), waits on a miss for
+// it, a network lease by token), waits on a miss for
 // the next entry to land there, fails at once when the caller's Paused
 // flag is set, and lets the caller's Admitter refuse an entry (unique
 // placement), closing it.

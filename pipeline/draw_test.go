@@ -275,10 +275,10 @@ func TestOnPromoteTransfer(t *testing.T) {
 	var p *Pipeline
 	e := newEnv(t, envConfig{opts: func(o *Options) {
 		o.MinResidence = -1
-		o.General.Floor = -1 // no demand: the general sink wants nothing
-		o.Extra = []SinkConfig{{Name: "a", Capacity: 3, Floor: -1}, {Name: "b", Capacity: 3}}
+		o.General = SinkConfig{Capacity: 3, Floor: -1}     // no demand: the general sink wants nothing
+		o.Login = LoginConfig{Enabled: true, PlayerCap: 3} // kept full: wants 3
 		o.OnPromote = func(sink string) {
-			if sink != "b" {
+			if sink != "login" {
 				return
 			}
 			// Pulse has released its lock: this would fail under it.
@@ -294,19 +294,19 @@ func TestOnPromoteTransfer(t *testing.T) {
 	}})
 	defer e.shutdown()
 	p = e.p
-	a, b := e.p.Extra("a"), e.p.Extra("b")
+	a, b := e.p.General(), e.p.Login()
 	for i := range 3 {
 		a.deliver(e.hot(geom.Block{X: int64(i) * 16, Z: 7}), e.p.clock())
 	}
-	e.p.opts.Budget.Candidates = -1 // no feed: cold stays empty, only transfers fill b
+	e.p.opts.Budget.Candidates = -1 // no feed: cold stays empty, only transfers fill the login reserve
 	e.cycle()
 	if b.Len() != 3 || a.Len() != 0 {
-		t.Fatalf("after the pulse: a %d, b %d; want the 3 entries moved to b", a.Len(), b.Len())
+		t.Fatalf("after the pulse: general %d, login %d; want the 3 entries moved to login", a.Len(), b.Len())
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(names) != 1 {
-		t.Fatalf("OnPromote for b called %d times, want once for the pulse's 3 transfers", len(names))
+		t.Fatalf("OnPromote for login called %d times, want once for the pulse's 3 transfers", len(names))
 	}
 }
 
@@ -340,7 +340,7 @@ func TestDuplicateGuard(t *testing.T) {
 			t.Fatal(err)
 		}
 		o.General.Capacity = 20
-		o.Extra = []SinkConfig{{Name: "portal", Capacity: 20}}
+		o.Login = LoginConfig{Enabled: true, PlayerCap: 20}
 		o.ColdCapacity = 40
 	}})
 	e.shape, e.mem = e.opts.Shape, e.opts.Memory
@@ -358,7 +358,7 @@ func TestDuplicateGuard(t *testing.T) {
 	}
 	seen := map[geom.Chunk]bool{}
 	var taken []*Hot
-	for _, s := range []*Sink{e.p.General(), e.p.Extra("portal")} {
+	for _, s := range []*Sink{e.p.General(), e.p.Login().Sink} {
 		for {
 			h, ok := s.Take()
 			if !ok {
@@ -457,7 +457,7 @@ func TestOnPromoteWakesWaiter(t *testing.T) {
 
 // TestOnPromoteSinks: OnPromote names the sink an entry landed in, for
 // every kind: login, general, network (a promotion, and a lease released
-// back to the pool), personal and group (once per subspace).
+// back to the pool) and personal.
 func TestOnPromoteSinks(t *testing.T) {
 	var mu sync.Mutex
 	calls := map[string]int{}
@@ -465,7 +465,6 @@ func TestOnPromoteSinks(t *testing.T) {
 		o.Login = LoginConfig{Enabled: true, PlayerCap: 2}
 		o.Network = NetworkConfig{Enabled: true, Capacity: 2}
 		o.Personal = PersonalConfig{Enabled: true}
-		o.Groups = []GroupConfig{{Name: "trio", Size: 3, Capacity: 1}}
 		o.General.Capacity = 2
 		o.OnPromote = func(sink string) {
 			mu.Lock()
@@ -479,7 +478,7 @@ func TestOnPromoteSinks(t *testing.T) {
 	}
 	e.fill(40, func() bool {
 		return e.p.Login().Len() == 2 && e.p.General().Len() == 2 && e.p.Network().Len() == 2 &&
-			e.p.Personal().PlayerLen("alex") == 1 && e.p.Group("trio").Len() == 1
+			e.p.Personal().PlayerLen("alex") == 1
 	})
 	st := e.p.Stats()
 	mu.Lock()

@@ -114,3 +114,9 @@ func inShare(idx int64, size, rank uint64) bool {
 	hi, _ := bits.Mul64(z, size)
 	return hi == rank
 }
+
+// HoldDraws stops (true) or resumes (false) drawing new candidates: a
+// fleet node holds them while the shared pool has screened rows to adopt
+// (Adopt), which cost nothing to screen again. Screenings already started
+// go on, and promotions go on from cold.
+func (p *Pipeline) HoldDraws(hold bool) { p.holdDraws.Store(hold) }

@@ -5,7 +5,7 @@ import "sync"
 // heldSet is the set of spiral indices that have a location in the
 // pipeline: from the draw of the candidate, through screening, cold,
 // promotion and the hot sinks, until the location leaves (handed out by
-// Take, Redeem or a group Take, or disposed by a stage).
+// Take or Redeem, or disposed by a stage).
 //
 // It is the double-delivery guard. Memory only remembers bad places, so a
 // good chunk can be drawn again while a location of it is still in the

@@ -105,33 +105,3 @@ type releaseCounters struct {
 	foreignClosed  atomic.Uint64
 	doubleReleases atomic.Uint64
 }
-
-// Subspace is the entry of a group sink: hot locations for a group of
-// players, as many as the sink's size. A subspace of N serves any request
-// for k <= N players; the N-k members left over are disposed (see
-// GroupSink.Take).
-//
-// A Subspace is owned like a Hot: by its sink, then by whoever took it.
-type Subspace struct {
-	Members []*Hot
-	Since   time.Time
-	Arrived time.Time
-}
-
-// Size is the number of members.
-func (s *Subspace) Size() int {
-	if s == nil {
-		return 0
-	}
-	return len(s.Members)
-}
-
-// Close releases every member's reservation.
-func (s *Subspace) Close() {
-	if s == nil {
-		return
-	}
-	for _, m := range s.Members {
-		m.release(false)
-	}
-}

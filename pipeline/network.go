@@ -2,16 +2,20 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	leasestore "github.com/rtpengine/rtp/lease"
 	"github.com/rtpengine/rtp/stage"
 )
 
@@ -22,6 +26,10 @@ var (
 	ErrRedeemed     = errors.New("pipeline: network token already redeemed")
 	ErrLeaseExpired = errors.New("pipeline: network lease expired")
 	ErrMiss         = errors.New("pipeline: no location ready")
+	// ErrLeaseStore: in fleet mode, the lease store could not be asked (it
+	// is unreachable, timed out or failed); the error wraps the store's.
+	// Nothing was handed out, and a retry may succeed.
+	ErrLeaseStore = errors.New("pipeline: lease store unavailable")
 )
 
 // Token is a network reservation token. It is the unpadded base64url
@@ -68,6 +76,10 @@ type lease struct {
 	expires  time.Time
 	keep     time.Time // the record is kept until then (see expire)
 	redeemed bool
+
+	// In fleet mode only:
+	storeEnd time.Time  // when the store's lease ends, on the local clock
+	op       sync.Mutex // held across this node's store calls about the lease
 }
 
 // NetworkSink holds locations for players moving between servers
@@ -76,6 +88,49 @@ type lease struct {
 // by a token are pinned to it, so the sink is externally leased and never
 // takes part in transfers. A lease that expires goes back to the sink's
 // pool when there is room, and is otherwise demoted to cold.
+//
+// # Fleet mode
+//
+// With NetworkConfig.Leases set, the leases are kept in that store, shared
+// by the nodes of a fleet; the node that reserved a token keeps the entry
+// (its Hot, with the chunk's reservation) while the lease lasts:
+//
+//   - Reserve answers from the node's own live lease of the token, or
+//     else from the store's: a token reserved through another node gets
+//     that node's location. Only a token the store knows nothing of takes
+//     an entry of this node's pool, granted in the store under the node's
+//     name (NetworkConfig.Node). Granting removes the location's row: the
+//     lease holds it now, and a restart must not restore it (an entry
+//     that comes back to the pool later stays without a row).
+//   - Redeem always redeems in the store first, which lets exactly one
+//     node have the token. The node holding the entry hands it out; any
+//     other node hands out the location alone: a Hot whose Res is nil,
+//     holding no chunk of this node (Close does nothing).
+//   - An entry goes back to the pool only once the store has released its
+//     lease (lease.Store.Release answered nil), when the lease ends
+//     (on the pulse after its end) or is given up (Release). Any other
+//     answer means the location may have been handed out elsewhere, and
+//     the entry is disposed: ErrRedeemed (redeemed elsewhere), but also
+//     ErrExpired and ErrUnknown, which the store also answers for a lease
+//     redeemed and then ended or forgotten. So that the release at the end
+//     of a lease normally finds it still live, the store keeps each lease
+//     2*StoreTimeout longer than LeaseTTL (the grace); a token may be
+//     redeemed during the grace too, and a lease whose store end has
+//     passed before the node could release it is disposed unasked.
+//   - Every NetworkConfig.StoreCheck, the pulse starts a check of the
+//     node's live leases against the store (Owned, then Get for those
+//     missing), so that entries redeemed elsewhere are disposed promptly
+//     rather than at the end of their lease. The check and the releases
+//     run on a goroutine of the pipeline, never under a lock of the sink.
+//   - A failure of the store's transport fails the call with an error
+//     wrapping ErrLeaseStore and never hands out anything the store did
+//     not confirm. A grant whose outcome is unknown (the call failed after
+//     it may have reached the store) disposes its entry rather than
+//     returning it to the pool; a lease the node cannot release stays
+//     pinned, and the next pulses try again.
+//
+// Each store call is bounded by NetworkConfig.StoreTimeout. The nodes'
+// clocks must agree to well within a lease TTL, as they must for tokens.
 //
 // A NetworkSink is safe for concurrent use. Its zero value is not usable: a
 // Pipeline makes it (see Options).
@@ -86,10 +141,65 @@ type NetworkSink struct {
 	secret []byte
 	bind   []byte // tokenLabel and the length-prefixed region and sink names
 
+	// Fleet mode (store non-nil); set when the sink is made.
+	store      leasestore.Store
+	node       string
+	timeout    time.Duration // of each store call
+	checkEvery time.Duration
+	grace      time.Duration // a store lease lasts ttl+grace
+	fleet      fleetCounters
+
 	mu sync.Mutex
-	// mu protects the following field.
+	// mu protects the following fields.
 	leases map[Token]*lease
+	// In fleet mode: a check is running; when the next one is due; when
+	// the leases past their end may be tried again after a failure.
+	checking  bool
+	nextCheck time.Time
+	retryAt   time.Time
 }
+
+// fleetCounters count the fleet-mode events of a network sink.
+type fleetCounters struct {
+	remote, elsewhere, uncertain, storeErrors atomic.Uint64
+}
+
+// FleetStats counts the fleet-mode events of a network sink (all zero
+// without a lease store).
+type FleetStats struct {
+	// RemoteRedeems: tokens redeemed through this node whose lease it did
+	// not hold (granted by another node, or by this node before a restart):
+	// the location was handed out without an entry of this node.
+	RemoteRedeems uint64 `json:"remoteRedeems"`
+	// RedeemedElsewhere: entries of this node's leases disposed because
+	// another node redeemed the token.
+	RedeemedElsewhere uint64 `json:"redeemedElsewhere"`
+	// Uncertain: entries disposed because the store could not tell whether
+	// they were handed out elsewhere (a lease found ended or unknown, a
+	// grant whose outcome is unknown).
+	Uncertain uint64 `json:"uncertain"`
+	// StoreErrors: store calls failed by the store's transport.
+	StoreErrors uint64 `json:"storeErrors"`
+}
+
+// Fleet returns the sink's fleet-mode counters.
+func (n *NetworkSink) Fleet() FleetStats {
+	return FleetStats{
+		RemoteRedeems:     n.fleet.remote.Load(),
+		RedeemedElsewhere: n.fleet.elsewhere.Load(),
+		Uncertain:         n.fleet.uncertain.Load(),
+		StoreErrors:       n.fleet.storeErrors.Load(),
+	}
+}
+
+// Shared reports whether the sink is in fleet mode (a lease store is set).
+func (n *NetworkSink) Shared() bool { return n.store != nil }
+
+// storeGrace is how much longer than the lease TTL a lease is kept in the
+// store, given the timeout of a store call: time for the node that holds
+// the entry to release it after its end, while the store still knows
+// whether it was redeemed.
+func storeGrace(timeout time.Duration) time.Duration { return 2 * timeout }
 
 var _ hotSink[*Hot] = (*NetworkSink)(nil)
 
@@ -100,6 +210,15 @@ func newNetworkSink(pool *Sink, secret []byte, ttl time.Duration) (*NetworkSink,
 	region, name := "region", "network"
 	if pool != nil {
 		n.clock, region, name = pool.p.clock, pool.p.opts.Region, pool.name
+		if nc := pool.p.opts.Network; nc.Leases != nil {
+			n.store, n.node, n.timeout, n.checkEvery = nc.Leases, nc.Node, nc.StoreTimeout, nc.StoreCheck
+			n.grace = storeGrace(n.timeout)
+			if n.node == "" {
+				var b [8]byte
+				_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+				n.node = "node-" + hex.EncodeToString(b[:])
+			}
+		}
 	}
 	if len(secret) == 0 {
 		secret = make([]byte, 32)
@@ -183,37 +302,57 @@ func (n *NetworkSink) tooOld(issued, now time.Time) bool {
 // clock), ErrRedeemed or ErrLeaseExpired for a token already used up or
 // older than a lease TTL, and ErrMiss when no location is ready (a miss,
 // recorded like any other).
+//
+// In fleet mode (see NetworkSink) it may also fail with an error wrapping
+// ErrLeaseStore.
 func (n *NetworkSink) Reserve(t Token) (Location, error) {
+	loc, _, err := n.ReserveUntil(t)
+	return loc, err
+}
+
+// ReserveUntil is Reserve, and also tells when the lease ends: for a token
+// that already held a lease, when the first Reserve said (in fleet mode,
+// as the store tells it, which may be a little later).
+func (n *NetworkSink) ReserveUntil(t Token) (Location, time.Time, error) {
 	issued, ok := n.parse(t)
 	now := n.clock()
 	if !ok || issued.After(now.Add(n.ttl)) {
-		return Location{}, ErrInvalidToken
+		return Location{}, time.Time{}, ErrInvalidToken
 	}
-	if loc, err, ok := n.existing(t, now); ok {
-		return loc, err
+	if loc, expires, err, ok := n.existing(t, now); ok {
+		return loc, expires, err
+	}
+	if n.store != nil {
+		return n.reserveShared(t, issued, now)
 	}
 	if n.tooOld(issued, now) {
-		return Location{}, ErrLeaseExpired
+		return Location{}, time.Time{}, ErrLeaseExpired
 	}
 	n.pool.d.requests.Add(1)
 	h, ok := n.pollFresh()
 	if !ok {
-		n.pool.c.misses.Add(1)
-		n.pool.p.recordMiss(n.pool.name)
-		return Location{}, ErrMiss
+		n.recordMiss()
+		return Location{}, time.Time{}, ErrMiss
 	}
 	n.mu.Lock()
 	if l, ok := n.leases[t]; ok {
 		// A concurrent Reserve of the same token won: give ours back.
 		n.mu.Unlock()
 		n.returnToPool(h)
-		return n.answer(l, now)
+		loc, err := n.answer(l, now)
+		return loc, l.expires, err
 	}
 	expires := now.Add(n.ttl)
 	n.leases[t] = &lease{h: h, expires: expires, keep: latest(expires, issued.Add(n.ttl))}
 	n.mu.Unlock()
 	n.pool.c.hits.Add(1)
-	return h.Location, nil
+	return h.Location, expires, nil
+}
+
+// recordMiss counts a Reserve that found no entry ready.
+func (n *NetworkSink) recordMiss() {
+	n.pool.c.misses.Add(1)
+	n.pool.p.recordMiss(n.pool.name)
 }
 
 // Expires tells when t's lease ends; false when t holds no lease (none
@@ -228,16 +367,17 @@ func (n *NetworkSink) Expires(t Token) (time.Time, bool) {
 	return l.expires, true
 }
 
-// existing answers Reserve for a token that already has a lease.
-func (n *NetworkSink) existing(t Token, now time.Time) (Location, error, bool) {
+// existing answers Reserve for a token that already has a lease (in
+// fleet mode, a live one of this node's: the store answers for the rest).
+func (n *NetworkSink) existing(t Token, now time.Time) (Location, time.Time, error, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	l, ok := n.leases[t]
-	if !ok {
-		return Location{}, nil, false
+	if !ok || (n.store != nil && l.h == nil) {
+		return Location{}, time.Time{}, nil, false
 	}
 	loc, err := n.answer(l, now)
-	return loc, err, true
+	return loc, l.expires, err, true
 }
 
 // answer is Reserve's reply for an existing lease. Its fields are read
@@ -282,10 +422,18 @@ func (n *NetworkSink) pollFresh() (*Hot, bool) {
 // pool is handed out in its place; with none ready, Redeem fails with an
 // error wrapping ErrMiss and the lease ends (a retry is told
 // ErrLeaseExpired).
+//
+// In fleet mode (see NetworkSink) the store decides: a token whose lease
+// another node holds is redeemed here too, and its location handed out as
+// a Hot whose Res is nil. Redeem may then also fail with an error wrapping
+// ErrLeaseStore.
 func (n *NetworkSink) Redeem(t Token) (*Hot, error) {
 	issued, ok := n.parse(t)
 	if !ok {
 		return nil, ErrInvalidToken
+	}
+	if n.store != nil {
+		return n.redeemShared(t, issued)
 	}
 	now := n.clock()
 	n.mu.Lock()
@@ -313,8 +461,7 @@ func (n *NetworkSink) Redeem(t Token) (*Hot, error) {
 		n.pool.ring.Dispose(h)
 		var ok bool
 		if h, ok = n.pollFresh(); !ok {
-			n.pool.c.misses.Add(1)
-			n.pool.p.recordMiss(n.pool.name)
+			n.recordMiss()
 			return nil, fmt.Errorf("pipeline: the leased location's chunk changed and %w", ErrMiss)
 		}
 		n.mu.Lock()
@@ -329,8 +476,11 @@ func (n *NetworkSink) Redeem(t Token) (*Hot, error) {
 
 // Release gives the lease of t up before it expires: the entry returns to
 // the pool, or to cold when the pool is full. It reports whether t held an
-// unredeemed lease.
+// unredeemed lease. In fleet mode it is ReleaseLease(t) == nil.
 func (n *NetworkSink) Release(t Token) bool {
+	if n.store != nil {
+		return n.ReleaseLease(t) == nil
+	}
 	n.mu.Lock()
 	l, ok := n.leases[t]
 	if !ok || l.h == nil { // none, redeemed or ended
@@ -351,7 +501,14 @@ func (n *NetworkSink) Release(t Token) bool {
 // lease's end), so a late Redeem or Reserve is told ErrRedeemed or
 // ErrLeaseExpired while it is kept, and ErrLeaseExpired after: a token
 // never takes a second lease once redeemed.
+//
+// In fleet mode it only starts, when one is due, the check of this node's
+// leases against the store (see NetworkSink), and returns 0.
 func (n *NetworkSink) expire(now time.Time) int {
+	if n.store != nil {
+		n.schedule(now)
+		return 0
+	}
 	var back []*Hot
 	n.mu.Lock()
 	for t, l := range n.leases {
@@ -404,6 +561,10 @@ func (n *NetworkSink) returnToPool(h *Hot) {
 
 // closeLeases disposes every leased entry (shutdown or clear).
 func (n *NetworkSink) closeLeases() {
+	if n.store != nil {
+		n.closeShared()
+		return
+	}
 	n.mu.Lock()
 	var held []*Hot
 	for t, l := range n.leases {
@@ -477,3 +638,509 @@ func (n *NetworkSink) Cap() int { return n.pool.Cap() }
 
 // SetCapacity changes the pool's capacity, as Sink.SetCapacity.
 func (n *NetworkSink) SetCapacity(c int) { n.pool.SetCapacity(c) }
+
+// Fleet mode (see NetworkSink): the leases live in n.store.
+
+// storeCtx returns the context of one store call: the pipeline's, bounded
+// by the store timeout.
+func (n *NetworkSink) storeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(n.pool.p.base, n.timeout)
+}
+
+// leaseOf is the store's lease of the entry h, granted by this node.
+func (n *NetworkSink) leaseOf(h *Hot) leasestore.Lease {
+	return leasestore.Lease{World: h.World, X: h.X, Y: h.Y, Z: h.Z, Index: h.Index, Owner: n.node}
+}
+
+// locationOf is the location a store's lease holds.
+func locationOf(l leasestore.Lease) Location {
+	return Location{World: l.World, X: l.X, Y: l.Y, Z: l.Z, Index: l.Index}
+}
+
+// noLease reports whether err is the store's answer for a token with no
+// live lease.
+func noLease(err error) bool {
+	return errors.Is(err, leasestore.ErrRedeemed) || errors.Is(err, leasestore.ErrExpired) || errors.Is(err, leasestore.ErrUnknown)
+}
+
+// stateError maps the store's answer for a token with no live lease to the
+// sink's error: ErrRedeemed, ErrLeaseExpired, or for a token the store
+// knows nothing of ErrUnknownToken (ErrLeaseExpired once the token is too
+// old to have taken a lease).
+func (n *NetworkSink) stateError(err error, issued time.Time) error {
+	switch {
+	case errors.Is(err, leasestore.ErrRedeemed):
+		return ErrRedeemed
+	case errors.Is(err, leasestore.ErrExpired):
+		return ErrLeaseExpired
+	case n.tooOld(issued, n.clock()):
+		return ErrLeaseExpired
+	}
+	return ErrUnknownToken
+}
+
+// storeFailed counts a failed store call and returns its error, wrapping
+// ErrLeaseStore.
+func (n *NetworkSink) storeFailed(err error) error {
+	n.fleet.storeErrors.Add(1)
+	return fmt.Errorf("%w: %w", ErrLeaseStore, err)
+}
+
+// reserveShared is Reserve in fleet mode, for a token this node holds no
+// live lease of: the store's lease when there is one (whatever the token's
+// age: the lease lasts as the store says), else an entry of the pool
+// granted in the store.
+func (n *NetworkSink) reserveShared(t Token, issued, now time.Time) (Location, time.Time, error) {
+	// Asking first costs a round trip but no entry: a token reserved
+	// elsewhere, or used up, or a store that cannot be reached, leaves
+	// the pool as it is.
+	if loc, ends, err, ok := n.storeLease(t, issued); ok {
+		return loc, ends, err
+	}
+	if n.tooOld(issued, now) {
+		return Location{}, time.Time{}, ErrLeaseExpired
+	}
+	n.pool.d.requests.Add(1)
+	h, ok := n.pollFresh()
+	if !ok {
+		n.recordMiss()
+		return Location{}, time.Time{}, ErrMiss
+	}
+	want := n.leaseOf(h)
+	for range 3 {
+		ctx, cancel := n.storeCtx()
+		err := n.store.Grant(ctx, string(t), want, n.ttl+n.grace)
+		cancel()
+		switch {
+		case err == nil:
+			return n.granted(t, h, issued, now)
+		case errors.Is(err, leasestore.ErrExists):
+			ctx, cancel := n.storeCtx()
+			got, ends, err := n.store.Get(ctx, string(t))
+			cancel()
+			switch {
+			case err == nil && got == want:
+				// Ours: a retry of the grant whose first answer was lost.
+				return n.granted(t, h, issued, now)
+			case err == nil:
+				// Granted meanwhile through another node (or another
+				// Reserve of this one).
+				n.returnToPool(h)
+				return locationOf(got), ends.Add(-n.grace), nil
+			case errors.Is(err, leasestore.ErrUnknown):
+				continue // released meanwhile: grant again
+			}
+			// The lease found may have been ours, granted by a retry
+			// of the call, and redeemed since: the entry cannot go
+			// back.
+			n.abandon(h)
+			if noLease(err) {
+				return Location{}, time.Time{}, n.stateError(err, issued)
+			}
+			return Location{}, time.Time{}, n.storeFailed(err)
+		case errors.Is(err, leasestore.ErrInvalid):
+			n.returnToPool(h)
+			return Location{}, time.Time{}, fmt.Errorf("%w: %w", ErrLeaseStore, err)
+		case noLease(err):
+			// Redeemed since the first look: perhaps after a retried
+			// grant of ours, so the entry cannot go back.
+			n.abandon(h)
+			return Location{}, time.Time{}, n.stateError(err, issued)
+		default:
+			// The grant may have reached the store before the call
+			// failed: the entry may be leased, and cannot go back.
+			n.abandon(h)
+			return Location{}, time.Time{}, n.storeFailed(err)
+		}
+	}
+	n.returnToPool(h)
+	return Location{}, time.Time{}, fmt.Errorf("%w: the token's lease kept changing", ErrLeaseStore)
+}
+
+// storeLease answers Reserve from the store's lease of t: its location and
+// (advertised) end, or the error for a token the store holds no live
+// lease of. It reports false when t may take a lease (the store knows
+// nothing of it).
+func (n *NetworkSink) storeLease(t Token, issued time.Time) (Location, time.Time, error, bool) {
+	ctx, cancel := n.storeCtx()
+	got, ends, err := n.store.Get(ctx, string(t))
+	cancel()
+	switch {
+	case err == nil:
+		return locationOf(got), ends.Add(-n.grace), nil, true
+	case errors.Is(err, leasestore.ErrUnknown):
+		return Location{}, time.Time{}, nil, false
+	case noLease(err):
+		return Location{}, time.Time{}, n.stateError(err, issued), true
+	}
+	return Location{}, time.Time{}, n.storeFailed(err), true
+}
+
+// granted records the lease of t on h, just granted in the store: the
+// entry leaves the locations table (the lease holds it, and outlives this
+// node) and stays pinned here until the lease ends.
+func (n *NetworkSink) granted(t Token, h *Hot, issued, now time.Time) (Location, time.Time, error) {
+	n.pool.p.rowRemove(h.Location)
+	expires := now.Add(n.ttl)
+	l := &lease{h: h, expires: expires, keep: latest(expires, issued.Add(n.ttl)), storeEnd: now.Add(n.ttl + n.grace)}
+	n.mu.Lock()
+	old := n.leases[t]
+	n.leases[t] = l
+	var stale *Hot
+	if old != nil {
+		// A lease of this token ended in the store (released elsewhere)
+		// while this node still held its entry: what became of that one
+		// cannot be told.
+		stale, old.h = old.h, nil
+	}
+	n.mu.Unlock()
+	if stale != nil {
+		n.fleet.uncertain.Add(1)
+		n.pool.p.endHot(stale)
+	}
+	n.pool.c.hits.Add(1)
+	return h.Location, expires, nil
+}
+
+// abandon disposes an entry polled for a lease whose grant may have
+// happened: its location may be leased, so it is removed for good.
+func (n *NetworkSink) abandon(h *Hot) {
+	n.fleet.uncertain.Add(1)
+	n.pool.ring.Dispose(h)
+}
+
+// take removes the lease l of t from the records and returns its entry
+// (nil when another path took it first).
+func (n *NetworkSink) take(t Token, l *lease) *Hot {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	h := l.h
+	l.h = nil
+	if n.leases[t] == l {
+		delete(n.leases, t)
+	}
+	return h
+}
+
+// drop disposes the entry of the lease l of t, counted in c: the store
+// says it may have been handed out elsewhere. Its row went at the grant.
+func (n *NetworkSink) drop(t Token, l *lease, c *atomic.Uint64) {
+	if h := n.take(t, l); h != nil {
+		c.Add(1)
+		n.pool.p.endHot(h)
+	}
+}
+
+// reclaim puts the entry of the lease l of t, released in the store, back
+// in the pool (or cold). Its row went at the grant and is not written
+// again: a row added now would be cold while its entry is hot, and a
+// Persister shared by several nodes could let another node take it. The
+// entry serves as any other; only a restart does not restore it.
+func (n *NetworkSink) reclaim(t Token, l *lease) {
+	if h := n.take(t, l); h != nil {
+		n.returnToPool(h)
+	}
+}
+
+// liveLease returns t's lease record with its op lock held, or nil when
+// this node holds no live lease of t.
+func (n *NetworkSink) liveLease(t Token) *lease {
+	for {
+		n.mu.Lock()
+		l := n.leases[t]
+		n.mu.Unlock()
+		if l == nil {
+			return nil
+		}
+		l.op.Lock()
+		n.mu.Lock()
+		current, h := n.leases[t] == l, l.h
+		n.mu.Unlock()
+		if current && h != nil {
+			return l
+		}
+		l.op.Unlock()
+		if current {
+			return nil
+		}
+	}
+}
+
+// redeemShared is Redeem in fleet mode.
+func (n *NetworkSink) redeemShared(t Token, issued time.Time) (*Hot, error) {
+	l := n.liveLease(t)
+	if l != nil {
+		defer l.op.Unlock()
+	}
+	ctx, cancel := n.storeCtx()
+	got, err := n.store.Redeem(ctx, string(t))
+	cancel()
+	if err != nil {
+		if !noLease(err) {
+			// Whether the store redeemed the token is unknown: the entry
+			// stays pinned, and the check learns its fate.
+			return nil, n.storeFailed(err)
+		}
+		if l != nil {
+			// Redeemed elsewhere (or by an earlier call whose answer was
+			// lost), or ended: this node can no longer hand it out.
+			c := &n.fleet.uncertain
+			if errors.Is(err, leasestore.ErrRedeemed) {
+				c = &n.fleet.elsewhere
+			}
+			n.drop(t, l, c)
+		}
+		return nil, n.stateError(err, issued)
+	}
+	now := n.clock()
+	var h *Hot
+	if l != nil {
+		if h = n.take(t, l); h == nil {
+			// Cleared meanwhile (Pipeline.Clear): the location is not
+			// to be handed out.
+			return nil, ErrLeaseExpired
+		}
+		if got != n.leaseOf(h) {
+			// The store's lease is not this entry's: that one ended
+			// unseen, and this one is handed out by whoever holds it.
+			n.fleet.uncertain.Add(1)
+			n.pool.p.endHot(h)
+			h = nil
+		}
+	}
+	if h == nil {
+		loc := locationOf(got)
+		if !n.pool.p.belongs(loc) {
+			return nil, fmt.Errorf("pipeline: the lease of the token holds %+v, not a location of region %q", loc, n.pool.p.opts.Region)
+		}
+		n.fleet.remote.Add(1)
+		return &Hot{Location: loc, Since: now, Arrived: now}, nil
+	}
+	if h.changed() {
+		n.pool.c.changed.Add(1)
+		n.pool.p.endHot(h)
+		var ok bool
+		if h, ok = n.pollFresh(); !ok {
+			n.recordMiss()
+			return nil, fmt.Errorf("pipeline: the leased location's chunk changed and %w", ErrMiss)
+		}
+		n.pool.c.hits.Add(1)
+		n.pool.p.rowRemove(h.Location)
+	}
+	n.pool.p.held.release(h.Index)
+	return h, nil
+}
+
+// ReleaseLease gives the lease of t up before it expires, as Release, and
+// tells why it could not: ErrUnknownToken when t holds no unredeemed lease,
+// ErrInvalidToken, or (fleet mode) an error wrapping ErrLeaseStore.
+//
+// In fleet mode a lease granted by another node is released too; that
+// node then disposes its entry (it cannot tell a release from a lost
+// record).
+func (n *NetworkSink) ReleaseLease(t Token) error {
+	if n.store == nil {
+		if !n.Release(t) {
+			return ErrUnknownToken
+		}
+		return nil
+	}
+	if !n.valid(t) {
+		return ErrInvalidToken
+	}
+	l := n.liveLease(t)
+	if l != nil {
+		defer l.op.Unlock()
+	}
+	ctx, cancel := n.storeCtx()
+	err := n.store.Release(ctx, string(t))
+	cancel()
+	switch {
+	case err == nil:
+		if l != nil {
+			n.reclaim(t, l)
+			n.pool.notifyLanded()
+		}
+		return nil
+	case noLease(err):
+		if l != nil {
+			c := &n.fleet.uncertain
+			if errors.Is(err, leasestore.ErrRedeemed) {
+				c = &n.fleet.elsewhere
+			}
+			n.drop(t, l, c)
+		}
+		return ErrUnknownToken
+	}
+	return n.storeFailed(err)
+}
+
+// schedule starts a check of this node's leases against the store when one
+// is due: every checkEvery, and on the first pulse after a lease's end
+// (unless the last check failed less than checkEvery ago). One runs at a
+// time, on a goroutine of the pipeline (Settle waits for it).
+func (n *NetworkSink) schedule(now time.Time) {
+	n.mu.Lock()
+	if n.checking || len(n.leases) == 0 {
+		n.mu.Unlock()
+		return
+	}
+	check := !now.Before(n.nextCheck)
+	if !check && now.Before(n.retryAt) {
+		n.mu.Unlock()
+		return
+	}
+	due := false
+	for _, l := range n.leases {
+		if l.h != nil && !now.Before(l.expires) {
+			due = true
+			break
+		}
+	}
+	if !check && !due {
+		n.mu.Unlock()
+		return
+	}
+	n.checking = true
+	if check {
+		n.nextCheck = now.Add(n.checkEvery)
+	}
+	n.mu.Unlock()
+	n.pool.p.spawn(func() { n.reconcile(now, check) })
+}
+
+// reconcile is one check: the leases past their end are released (their
+// entries back in the pool) or disposed, and, when check is set, the
+// others are looked up in the store, their entries disposed when redeemed
+// elsewhere or ended.
+func (n *NetworkSink) reconcile(now time.Time, check bool) {
+	failed := false
+	defer func() {
+		n.mu.Lock()
+		n.checking = false
+		if failed {
+			n.retryAt = n.clock().Add(n.checkEvery)
+		}
+		n.mu.Unlock()
+		n.pool.notifyLanded()
+	}()
+	type held struct {
+		t Token
+		l *lease
+	}
+	var all []held
+	n.mu.Lock()
+	for t, l := range n.leases {
+		if l.h != nil {
+			all = append(all, held{t, l})
+		}
+	}
+	n.mu.Unlock()
+	var listed map[string]bool
+	if check {
+		ctx, cancel := n.storeCtx()
+		owned, err := n.store.Owned(ctx, n.node)
+		cancel()
+		if err != nil {
+			_ = n.storeFailed(err)
+			failed, check = true, false
+		} else {
+			listed = make(map[string]bool, len(owned))
+			for _, e := range owned {
+				listed[e.Token] = true
+			}
+		}
+	}
+	for _, e := range all {
+		due := !now.Before(e.l.expires)
+		if !due && (!check || listed[string(e.t)]) {
+			continue
+		}
+		if !e.l.op.TryLock() {
+			continue // a Redeem or Release is asking the store about it
+		}
+		if !n.settle(e.t, e.l, due) {
+			failed = true
+		}
+		e.l.op.Unlock()
+	}
+}
+
+// settle asks the store about the lease l of t, whose op lock is held:
+// releases it when due (past its end), else looks it up, and disposes or
+// reclaims its entry by the answer. It reports false on a failure of the
+// store (the lease is left as it was).
+func (n *NetworkSink) settle(t Token, l *lease, due bool) bool {
+	n.mu.Lock()
+	gone := n.leases[t] != l || l.h == nil
+	n.mu.Unlock()
+	if gone {
+		return true
+	}
+	var err error
+	if due {
+		if !n.clock().Before(l.storeEnd) {
+			// The store's lease has ended: whether it was redeemed can
+			// no longer be learnt.
+			n.drop(t, l, &n.fleet.uncertain)
+			return true
+		}
+		ctx, cancel := n.storeCtx()
+		err = n.store.Release(ctx, string(t))
+		cancel()
+		if err == nil {
+			n.reclaim(t, l)
+			return true
+		}
+	} else {
+		ctx, cancel := n.storeCtx()
+		_, _, err = n.store.Get(ctx, string(t))
+		cancel()
+		if err == nil {
+			return true
+		}
+	}
+	switch {
+	case errors.Is(err, leasestore.ErrRedeemed):
+		n.drop(t, l, &n.fleet.elsewhere)
+	case noLease(err):
+		n.drop(t, l, &n.fleet.uncertain)
+	default:
+		_ = n.storeFailed(err)
+		return false
+	}
+	return true
+}
+
+// closeShared is closeLeases in fleet mode: the entries are disposed (their
+// rows went at the grant). On Clear the leases are released in the store
+// too (best effort, within one store timeout), so that no node hands out
+// a location cleared here; on Close they are kept, redeemable through the
+// other nodes.
+func (n *NetworkSink) closeShared() {
+	n.mu.Lock()
+	var tokens []Token
+	var held []*Hot
+	for t, l := range n.leases {
+		if l.h != nil {
+			tokens = append(tokens, t)
+			held = append(held, l.h)
+			l.h = nil
+		}
+		delete(n.leases, t)
+	}
+	n.mu.Unlock()
+	for _, h := range held {
+		n.pool.p.endHot(h)
+	}
+	if n.pool.p.closed.Load() || len(tokens) == 0 {
+		return
+	}
+	ctx, cancel := n.storeCtx()
+	defer cancel()
+	for _, t := range tokens {
+		if err := n.store.Release(ctx, string(t)); err != nil && !noLease(err) {
+			n.pool.p.log.Warn("pipeline: releasing a cleared network lease", "err", err)
+		}
+	}
+}

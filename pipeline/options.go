@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	leasestore "github.com/rtpengine/rtp/lease"
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/stage"
 	"github.com/rtpengine/rtp/verify"
@@ -22,8 +23,9 @@ const (
 	DefaultGeneralCapacity  = 10 // activeChunkCap
 	DefaultNetworkCapacity  = 10
 	DefaultLeaseTTL         = time.Minute
+	DefaultStoreTimeout     = 2 * time.Second
+	DefaultStoreCheck       = time.Second
 	DefaultPerPlayer        = 1
-	DefaultGroupCapacity    = 2
 	DefaultMinResidence     = 60 * time.Second
 	DefaultDemandHalfLife   = time.Minute
 	DefaultDemandHorizon    = time.Minute
@@ -66,8 +68,7 @@ type ScreenFunc func(ctx context.Context, c geom.Chunk) (Screened, error)
 
 // SinkConfig configures an unleased single-target sink.
 type SinkConfig struct {
-	// Name is the sink's name. Default: "general" for Options.General;
-	// required for Options.Extra.
+	// Name is the sink's name. Default: "general".
 	Name string
 	// Capacity is the number of hot entries the sink may hold. Default:
 	// DefaultGeneralCapacity (10, activeChunkCap).
@@ -110,6 +111,27 @@ type NetworkConfig struct {
 	LeaseTTL time.Duration
 	// Criteria narrow the sink.
 	Criteria Criteria
+
+	// Leases, when set, is the lease store the nodes of a fleet share
+	// (fleet mode, see NetworkSink): a token reserved through any node is
+	// redeemable through any other, exactly once, and a lease outlives the
+	// node that granted it. Every node of the fleet must share Secret,
+	// LeaseTTL, StoreTimeout, the region's and the sink's names and the
+	// region's shape. Default nil: leases live in this process only.
+	Leases leasestore.Store
+	// Node names this node in the leases it grants (leasestore.Lease.Owner).
+	// It must be unique in the fleet and at most leasestore.MaxNameLen bytes.
+	// Default: a random name, new on every start.
+	Node string
+	// StoreTimeout bounds each call to Leases. A lease is kept in the
+	// store for 2*StoreTimeout beyond LeaseTTL (see NetworkSink). Default
+	// DefaultStoreTimeout.
+	StoreTimeout time.Duration
+	// StoreCheck is how often the node asks Leases which of its leases
+	// were redeemed elsewhere, so that their entries are disposed early.
+	// Leases past their end are handled on the next pulse regardless.
+	// Default DefaultStoreCheck.
+	StoreCheck time.Duration
 }
 
 // PersonalConfig configures the personal sink.
@@ -120,21 +142,6 @@ type PersonalConfig struct {
 	Name string
 	// PerPlayer is a bucket's default capacity. Default DefaultPerPlayer.
 	PerPlayer int
-	// Criteria narrow the sink.
-	Criteria Criteria
-}
-
-// GroupConfig configures a group sink.
-type GroupConfig struct {
-	// Name is required and unique.
-	Name string
-	// Size is the number of members of each subspace (N_max). Required,
-	// at least 1.
-	Size int
-	// Capacity in subspaces. Default DefaultGroupCapacity.
-	Capacity int
-	// Floor, as SinkConfig.Floor, in subspaces.
-	Floor int
 	// Criteria narrow the sink.
 	Criteria Criteria
 }
@@ -215,8 +222,8 @@ type Options struct {
 	// transferred it (once per sink and pulse), or in NetworkSink.Release.
 	// It must return quickly (close or signal a channel, say): a promotion
 	// keeps its slot of Budget.MaxPromotions, and Pulse does not return,
-	// until it does. A panic in it is logged and recovered. For a group
-	// sink it is called once per subspace. Default nil: no calls.
+	// until it does. A panic in it is logged and recovered. Default nil:
+	// no calls.
 	OnPromote func(sink string)
 	// Gate, when set, bounds the screenings running at once, shared with
 	// every other pipeline holding the same gate (see Gate). Default nil:
@@ -229,11 +236,9 @@ type Options struct {
 	ColdCapacity int
 
 	General  SinkConfig
-	Extra    []SinkConfig
 	Login    LoginConfig
 	Network  NetworkConfig
 	Personal PersonalConfig
-	Groups   []GroupConfig
 
 	Budget Budget
 
@@ -308,13 +313,6 @@ func (o *Options) Validate() error {
 		names[n] = true
 	}
 	name(orDefault(o.General.Name, "general"))
-	for i, e := range o.Extra {
-		if e.Name == "" {
-			add("Extra[%d] has no name", i)
-		}
-		capacity(fmt.Sprintf("Extra[%d].Capacity", i), e.Capacity)
-		name(e.Name)
-	}
 	if o.Login.Enabled {
 		name(orDefault(o.Login.Name, "login"))
 		if o.Login.PlayerCap < 0 || o.Login.PlayerCap > stage.MaxCapacity {
@@ -330,22 +328,15 @@ func (o *Options) Validate() error {
 		if o.Network.LeaseTTL < 0 {
 			add("Network.LeaseTTL %v is negative", o.Network.LeaseTTL)
 		}
+		if err := o.Network.validateFleet(o.World); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if o.Personal.Enabled {
 		name(orDefault(o.Personal.Name, "personal"))
 		if o.Personal.PerPlayer < 0 {
 			add("Personal.PerPlayer %d is negative", o.Personal.PerPlayer)
 		}
-	}
-	for i, g := range o.Groups {
-		if g.Name == "" {
-			add("Groups[%d] has no name", i)
-		}
-		name(g.Name)
-		if g.Size < 1 || g.Size > 1<<10 {
-			add("Groups[%d].Size %d out of range [1, 1024]", i, g.Size)
-		}
-		capacity(fmt.Sprintf("Groups[%d].Capacity", i), g.Capacity)
 	}
 	if err := o.validateBudget(); err != nil {
 		errs = append(errs, err)
@@ -363,6 +354,36 @@ func (o *Options) Validate() error {
 	}
 	if o.MissHistory < 0 {
 		add("MissHistory %d is negative", o.MissHistory)
+	}
+	return errors.Join(errs...)
+}
+
+// validateFleet reports the problems of the fleet-mode fields of c, in a
+// region whose world is named world.
+func (c NetworkConfig) validateFleet(world string) error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("pipeline: "+format, args...)) }
+	if c.StoreTimeout < 0 {
+		add("Network.StoreTimeout %v is negative", c.StoreTimeout)
+	}
+	if c.StoreCheck < 0 {
+		add("Network.StoreCheck %v is negative", c.StoreCheck)
+	}
+	if c.Leases == nil {
+		return errors.Join(errs...)
+	}
+	if d := reflect.ValueOf(c.Leases); d.Kind() == reflect.Pointer && d.IsNil() {
+		add("Network.Leases is a nil %T", c.Leases)
+	}
+	if len(c.Node) > leasestore.MaxNameLen {
+		add("Network.Node of %d bytes is longer than %d", len(c.Node), leasestore.MaxNameLen)
+	}
+	if len(world) > leasestore.MaxNameLen {
+		add("World of %d bytes is too long for a lease store (%d)", len(world), leasestore.MaxNameLen)
+	}
+	ttl := orDefault(c.LeaseTTL, DefaultLeaseTTL) + storeGrace(orDefault(c.StoreTimeout, DefaultStoreTimeout))
+	if c.LeaseTTL >= 0 && c.StoreTimeout >= 0 && ttl > leasestore.MaxTTL {
+		add("Network.LeaseTTL and StoreTimeout make store leases of %v, more than %v", ttl, leasestore.MaxTTL)
 	}
 	return errors.Join(errs...)
 }
@@ -400,20 +421,14 @@ func (o Options) withDefaults() Options {
 	o.ColdCapacity = orDefault(o.ColdCapacity, DefaultColdCapacity)
 	o.General.Name = orDefault(o.General.Name, "general")
 	o.General.Capacity = orDefault(o.General.Capacity, DefaultGeneralCapacity)
-	for i := range o.Extra {
-		o.Extra[i].Capacity = orDefault(o.Extra[i].Capacity, DefaultGeneralCapacity)
-	}
-	o.Extra = append([]SinkConfig(nil), o.Extra...)
 	o.Login.Name = orDefault(o.Login.Name, "login")
 	o.Network.Name = orDefault(o.Network.Name, "network")
 	o.Network.Capacity = orDefault(o.Network.Capacity, DefaultNetworkCapacity)
 	o.Network.LeaseTTL = orDefault(o.Network.LeaseTTL, DefaultLeaseTTL)
+	o.Network.StoreTimeout = orDefault(o.Network.StoreTimeout, DefaultStoreTimeout)
+	o.Network.StoreCheck = orDefault(o.Network.StoreCheck, DefaultStoreCheck)
 	o.Personal.Name = orDefault(o.Personal.Name, "personal")
 	o.Personal.PerPlayer = orDefault(o.Personal.PerPlayer, DefaultPerPlayer)
-	o.Groups = append([]GroupConfig(nil), o.Groups...)
-	for i := range o.Groups {
-		o.Groups[i].Capacity = orDefault(o.Groups[i].Capacity, DefaultGroupCapacity)
-	}
 	b := &o.Budget
 	b.Candidates = orDefault(b.Candidates, DefaultCandidates)
 	b.Screens = orDefault(b.Screens, DefaultScreens)

@@ -37,13 +37,11 @@ type Pipeline struct {
 	cold    *stage.Queue[Location]
 
 	general  *Sink
-	extra    []*Sink
 	login    *LoginSink
 	network  *NetworkSink
 	personal *PersonalSink
-	groups   []*GroupSink
 	// singles are the unleased single-target sinks, in refill priority
-	// order (login, general, extras): the transfer candidates.
+	// order (login, general): the transfer candidates.
 	singles []*Sink
 
 	base   context.Context // parent of all work; cancelled by Close
@@ -61,6 +59,8 @@ type Pipeline struct {
 	// share is this node's share of the chunks in a fleet (see SetShare):
 	// the size in the high 32 bits, the rank in the low; 0 for all.
 	share atomic.Uint64
+	// holdDraws stops new draws while set (see HoldDraws).
+	holdDraws atomic.Bool
 
 	workMu sync.Mutex
 	// workMu protects the following fields.
@@ -147,14 +147,6 @@ func New(opts Options) (*Pipeline, error) {
 		p.singles = append(p.singles, s)
 	}
 	p.singles = append(p.singles, p.general)
-	for _, e := range opts.Extra {
-		s, err := newSink(p, e.Name, KindExtra, e.Capacity, e.Floor, e.Criteria)
-		if err != nil {
-			return nil, err
-		}
-		p.extra = append(p.extra, s)
-		p.singles = append(p.singles, s)
-	}
 	if opts.Network.Enabled {
 		nc := opts.Network
 		pool, err := newSink(p, nc.Name, KindNetwork, nc.Capacity, 0, nc.Criteria)
@@ -171,29 +163,12 @@ func New(opts Options) (*Pipeline, error) {
 			return nil, err
 		}
 	}
-	for _, gc := range opts.Groups {
-		gs, err := newGroupSink(p, gc.Name, gc.Size, gc.Capacity, gc.Floor, gc.Criteria)
-		if err != nil {
-			return nil, err
-		}
-		p.groups = append(p.groups, gs)
-	}
 	p.base, p.cancel = context.WithCancel(context.Background())
 	return p, nil
 }
 
 // General returns the general sink.
 func (p *Pipeline) General() *Sink { return p.general }
-
-// Extra returns the extra sink with the given name, or nil.
-func (p *Pipeline) Extra(name string) *Sink {
-	for _, s := range p.extra {
-		if s.name == name {
-			return s
-		}
-	}
-	return nil
-}
 
 // Login returns the login sink, or nil when not enabled.
 func (p *Pipeline) Login() *LoginSink { return p.login }
@@ -203,16 +178,6 @@ func (p *Pipeline) Network() *NetworkSink { return p.network }
 
 // Personal returns the personal sink, or nil when not enabled.
 func (p *Pipeline) Personal() *PersonalSink { return p.personal }
-
-// Group returns the group sink with the given name, or nil.
-func (p *Pipeline) Group(name string) *GroupSink {
-	for _, g := range p.groups {
-		if g.name == name {
-			return g
-		}
-	}
-	return nil
-}
 
 // Cold returns the cold stage (for tests and tools: offering into it
 // directly is an ingress).
@@ -366,9 +331,6 @@ func (p *Pipeline) Clear() {
 			}
 		}
 	}
-	for _, g := range p.groups {
-		clearStage(g.ring)
-	}
 	clearStage(p.cold)
 	clearStage(p.backlog)
 }
@@ -409,9 +371,6 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 	for _, s := range p.singles {
 		s.ring.Close()
-	}
-	for _, g := range p.groups {
-		g.ring.Close()
 	}
 	p.cold.Close()
 	p.backlog.Close()

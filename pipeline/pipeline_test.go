@@ -17,8 +17,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestOptionsValidate(t *testing.T) {
 	o := Options{
 		BacklogCapacity: -1,
-		Extra:           []SinkConfig{{Capacity: 1}, {Name: "general"}},
-		Groups:          []GroupConfig{{Name: "g", Size: 0}},
+		Login:           LoginConfig{Enabled: true, Name: "general"},
 		Network:         NetworkConfig{Enabled: true, Secret: []byte("short")},
 		Budget:          Budget{PromotionsPerPulse: -1},
 		DemandHalfLife:  -1,
@@ -29,8 +28,8 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	for _, want := range []string{
 		"World is required", "Shape is required", "Memory is required", "Reserver is required",
-		"Screen is required", "Check is required", "BacklogCapacity -1", "Extra[0] has no name",
-		`duplicate sink name "general"`, "Groups[0].Size 0", "Secret of 5 bytes",
+		"Screen is required", "Check is required", "BacklogCapacity -1",
+		`duplicate sink name "general"`, "Secret of 5 bytes",
 		"Budget.PromotionsPerPulse -1", "DemandHalfLife -1ns",
 	} {
 		if !strings.Contains(err.Error(), want) {
@@ -119,20 +118,20 @@ func TestTakeDoesNotAllocate(t *testing.T) {
 
 func TestMissRecordsJointFill(t *testing.T) {
 	e := newEnv(t, envConfig{opts: func(o *Options) {
-		o.Login = LoginConfig{Enabled: true, PlayerCap: 3}
-		o.Extra = []SinkConfig{{Name: "portal", Capacity: 2}}
+		o.Login = LoginConfig{Enabled: true, PlayerCap: 2}
+		o.Personal = PersonalConfig{Enabled: true}
 		o.MissHistory = 2
 	}})
 	defer e.shutdown()
-	e.fill(30, func() bool { return e.p.General().Len() == 10 && e.p.Login().Len() == 3 })
-	portal := e.p.Extra("portal")
+	e.fill(30, func() bool { return e.p.General().Len() == 10 && e.p.Login().Len() == 2 })
+	login := e.p.Login()
 	var taken []*Hot
-	for portal.Len() > 0 {
-		h, _ := portal.Take()
+	for login.Len() > 0 {
+		h, _ := login.Take()
 		taken = append(taken, h)
 	}
 	for range 3 {
-		if _, ok := portal.Take(); ok {
+		if _, ok := login.Take(); ok {
 			t.Fatal("Take on an empty sink succeeded")
 		}
 	}
@@ -148,17 +147,18 @@ func TestMissRecordsJointFill(t *testing.T) {
 	for _, f := range m.Fills {
 		fills[f.Name] = f
 	}
-	if m.Sink != "portal" || fills["general"] != (SinkFill{"general", 10, 10}) || fills["login"] != (SinkFill{"login", 3, 3}) || fills["portal"].Fill != 0 {
+	if m.Sink != "login" || fills["general"] != (SinkFill{"general", 10, 10}) || fills["login"] != (SinkFill{"login", 0, 2}) ||
+		fills["personal"] != (SinkFill{"personal", 0, 0}) || len(fills) != 3 {
 		t.Fatalf("miss record = %+v, want the fill of every sink at the miss", m)
 	}
-	var portalStats SinkStats
+	var loginStats SinkStats
 	for _, s := range st.Sinks {
-		if s.Name == "portal" {
-			portalStats = s
+		if s.Name == "login" {
+			loginStats = s
 		}
 	}
-	if portalStats.Misses != 3 || portalStats.Hits != 2 {
-		t.Fatalf("portal stats = %+v", portalStats)
+	if loginStats.Misses != 3 || loginStats.Hits != 2 || st.LoginExhaustion != 3 {
+		t.Fatalf("login stats = %+v, exhaustion %d", loginStats, st.LoginExhaustion)
 	}
 }
 

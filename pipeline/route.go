@@ -40,7 +40,6 @@ type Request struct {
 	//	"login", its name   the login reserve; when that is empty, the
 	//	                    general sink, waiting on it
 	//	"personal", its name the player's open personal queue, waiting on it
-	//	an extra sink's name that sink, waiting on it
 	//
 	// The network sink serves by Token: naming it is ErrTokenRequired.
 	// Default "".
@@ -233,16 +232,11 @@ func (p *Pipeline) admit(h *Hot, admit Admitter) bool {
 	return false
 }
 
-// unleased returns the unleased single-target sink of that name (the
-// general sink by "general" or its name, then the extra sinks), or nil.
+// unleased returns the unleased single-target sink a request may name
+// (the general sink, by "general" or its name), or nil.
 func (p *Pipeline) unleased(name string) *Sink {
 	if name == KindGeneral.String() || name == p.general.name {
 		return p.general
-	}
-	for _, s := range p.extra {
-		if s.name == name {
-			return s
-		}
 	}
 	return nil
 }

@@ -10,13 +10,12 @@ import (
 	"github.com/rtpengine/rtp/geom"
 )
 
-// routeEnv is a pipeline with every routed kind of sink: login, an
-// extra sink "far", personal and network.
+// routeEnv is a pipeline with every routed kind of sink: general, login,
+// personal and network.
 func routeEnv(t *testing.T) *env {
 	t.Helper()
 	return newEnv(t, envConfig{opts: func(o *Options) {
 		o.General = SinkConfig{Capacity: 4}
-		o.Extra = []SinkConfig{{Name: "far", Capacity: 4}}
 		o.Login = LoginConfig{Enabled: true, PlayerCap: 2, Name: "joins"}
 		o.Personal = PersonalConfig{Enabled: true, PerPlayer: 2}
 		o.Network = NetworkConfig{Enabled: true, Capacity: 2, Secret: []byte("0123456789abcdef0123456789abcdef")}
@@ -39,15 +38,15 @@ func TestTakeRoutes(t *testing.T) {
 	defer e.shutdown()
 	ctx := context.Background()
 	p := e.p
-	gen := offer(t, e, p.general, geom.Block{X: 1, Z: 1})
-	far := offer(t, e, p.Extra("far"), geom.Block{X: 17, Z: 1})
+	named := offer(t, e, p.general, geom.Block{X: 1, Z: 1})
+	gen := offer(t, e, p.general, geom.Block{X: 17, Z: 1})
 	login := offer(t, e, p.login.Sink, geom.Block{X: 33, Z: 1})
 
 	for _, tc := range []struct {
 		sink, wantName string
 		want           *Hot
 	}{
-		{"far", "far", far},
+		{"general", "general", named},
 		{"login", "joins", login},
 		{"", "general", gen},
 	} {
@@ -147,18 +146,18 @@ func TestTakeWaits(t *testing.T) {
 	p := e.p
 	got := make(chan *Hot, 1)
 	go func() {
-		h, _, err := p.Take(context.Background(), Request{Player: "ann", Sink: "far"})
+		h, _, err := p.Take(context.Background(), Request{Player: "ann", Sink: "general"})
 		if err != nil {
 			t.Errorf("waiting Take: %v", err)
 		}
 		got <- h
 	}()
 	// Wait until the request waits (it counted its miss).
-	for p.Extra("far").c.misses.Load() == 0 {
+	for p.general.c.misses.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	want := offer(t, e, p.Extra("far"), geom.Block{X: 1, Z: 1})
-	p.notifyPromote("far", &p.Extra("far").sig)
+	want := offer(t, e, p.general, geom.Block{X: 1, Z: 1})
+	p.notifyPromote(p.general.name, &p.general.sig)
 	select {
 	case h := <-got:
 		if h != want {
@@ -168,7 +167,7 @@ func TestTakeWaits(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("waiting Take not woken by a promotion")
 	}
-	if n := p.Extra("far").c.misses.Load(); n != 1 {
+	if n := p.general.c.misses.Load(); n != 1 {
 		t.Errorf("misses = %d, want 1: a waiting request counts once", n)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // hotSink is the hot sink contract: what the allocator and the
 // transfer-eligibility test need to know about a sink whose entries are T
-// (*Hot for single-target sinks, *Subspace for group sinks).
+// (*Hot for every sink of this package).
 //
 // Implementations in this package are safe for concurrent use.
 type hotSink[T any] interface {
@@ -36,8 +36,8 @@ type hotSink[T any] interface {
 	// narrowsBeyondColdSource reports whether the sink applies criteria its
 	// cold source does not guarantee.
 	narrowsBeyondColdSource() bool
-	// chunkCostPerEntry is the footprint of one entry in chunks: 1 for a
-	// single-target sink, N for a group sink of subspaces of N.
+	// chunkCostPerEntry is the footprint of one entry in chunks: 1 for
+	// every sink of this package, whose entries are single targets.
 	chunkCostPerEntry() int
 	// demandWeight is the sink's demand, an EWMA of requests per second
 	// updated on each pulse, in thousandths (1000 = one request a second).
@@ -181,14 +181,12 @@ type Kind uint8
 // The sink kinds.
 const (
 	KindGeneral Kind = iota
-	KindExtra
 	KindLogin
 	KindNetwork
 	KindPersonal
-	KindGroup
 )
 
-var kindNames = [...]string{"general", "extra", "login", "network", "personal", "group"}
+var kindNames = [...]string{"general", "login", "network", "personal"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -240,8 +238,8 @@ type sinkCounters struct {
 	demotions, trims        atomic.Uint64
 }
 
-// Sink is an unleased single-target hot sink (general, an extra sink, or
-// the pool under a login or network sink): a lock-free stage.Ring of *Hot.
+// Sink is an unleased single-target hot sink (general, or the pool under a
+// login or network sink): a lock-free stage.Ring of *Hot.
 //
 // A Sink is safe for concurrent use. The zero value is not usable: a
 // Pipeline makes its sinks.

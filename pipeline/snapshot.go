@@ -10,9 +10,8 @@ type CachedLocation struct {
 
 // Locations lists up to limit locations waiting in the pipeline, hot
 // before cold: the unleased single-target sinks in refill priority order
-// (login, general, extras), the network pool and the locations leased to
-// network tokens, every personal bucket, each group's subspaces member by
-// member, then cold; each stage oldest first. more reports that there
+// (login, general), the network pool and the locations leased to network
+// tokens, every personal bucket, then cold; each stage oldest first. more reports that there
 // were other locations past limit (limit <= 0 lists none).
 //
 // It does not change what the pipeline holds, but stages offer no way to
@@ -59,18 +58,6 @@ func (p *Pipeline) Locations(limit int) (out []CachedLocation, more bool) {
 				sweepStage(s, hot(ps.name))
 			}
 		}
-	}
-	for _, g := range p.groups {
-		sweepStage(g.ring, func(s *Subspace) bool {
-			if s != nil {
-				for _, m := range s.Members {
-					if m != nil {
-						add(m.Location, true, g.name)
-					}
-				}
-			}
-			return false
-		})
 	}
 	sweepStage(p.cold, func(l Location) bool {
 		add(l, false, "")

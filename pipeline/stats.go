@@ -129,9 +129,9 @@ type Stats struct {
 }
 
 // fills returns the fill and capacity of every sink, in a fixed order:
-// login, general, extras, network, personal, groups.
+// login, general, network, personal.
 func (p *Pipeline) fills() []SinkFill {
-	out := make([]SinkFill, 0, len(p.singles)+3+len(p.groups))
+	out := make([]SinkFill, 0, len(p.singles)+2)
 	for _, s := range p.singles {
 		out = append(out, SinkFill{s.name, s.Len(), s.Cap()})
 	}
@@ -140,9 +140,6 @@ func (p *Pipeline) fills() []SinkFill {
 	}
 	if p.personal != nil {
 		out = append(out, SinkFill{p.personal.name, p.personal.Len(), p.personal.Cap()})
-	}
-	for _, g := range p.groups {
-		out = append(out, SinkFill{g.name, g.Len(), g.Cap()})
 	}
 	return out
 }
@@ -235,9 +232,6 @@ func (p *Pipeline) Stats() Stats {
 	}
 	if ps := p.personal; ps != nil {
 		st.Sinks = append(st.Sinks, sinkStats(ps.name, KindPersonal, ps.Len(), ps.Cap(), ps.Cap(), &ps.d, 0, &ps.c))
-	}
-	for _, g := range p.groups {
-		st.Sinks = append(st.Sinks, sinkStats(g.name, KindGroup, g.Len(), g.Cap(), g.Quota(), &g.d, int(g.pending.Load()), &g.c))
 	}
 	st.Changed = st.ChangedCold
 	for _, s := range st.Sinks {

@@ -86,6 +86,9 @@ type Options struct {
 	// Logger receives failures, dropped writes and recoveries. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// Software is the version of the program, recorded in the node's row
+	// at each Open for fleet status (NodeInfo.Software). Default "".
+	Software string
 }
 
 // Validate reports every invalid field at once.
@@ -287,7 +290,8 @@ func (d *DB) Node() string { return d.node }
 func (d *DB) Unclean() bool { return d.unclean }
 
 // Region returns the Persister of one region under key. Both must be
-// non-empty.
+// non-empty. The region is added to the regions of the node's row, which
+// fleet status reports (NodeInfo.Regions).
 func (d *DB) Region(region string, key pipeline.Key) (*Region, error) {
 	var errs []error
 	if region == "" {
@@ -298,6 +302,14 @@ func (d *DB) Region(region string, key pipeline.Key) (*Region, error) {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	// The node's row lists the regions it serves, for fleet status; a
+	// failure costs only that, so it is logged and the region opened.
+	ctx, cancel := context.WithTimeout(context.Background(), d.opts.Timeout)
+	defer cancel()
+	if _, err := d.pool.Exec(ctx, `UPDATE nodes SET regions = array_append(regions, $2)
+		WHERE name = $1 AND version = $3 AND NOT $2 = ANY(regions)`, d.node, region, d.version); err != nil {
+		d.log.Warn("pgpersist: recording the region in the node's row failed", "region", region, "error", err)
 	}
 	return &Region{d: d, region: region, key: key}, nil
 }

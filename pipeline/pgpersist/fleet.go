@@ -36,6 +36,16 @@ type NodeInfo struct {
 	// Owned and Hot count the location rows the node owns, and of those
 	// the hot ones (each row once, whatever its copies).
 	Owned, Hot int64
+	// Software is the version of rtp the node's last run reported
+	// (Options.Software); "" when it reported none.
+	Software string
+	// Regions are the regions the node's last run opened (DB.Region), in
+	// the order it opened them.
+	Regions []string
+	// AsOf is the database's clock when the row was read: ages and
+	// times to expiry measured against it do not depend on the reader's
+	// clock.
+	AsOf time.Time
 }
 
 // ttlSeconds is the lease TTL as the float seconds make_interval takes.
@@ -116,9 +126,10 @@ func (d *DB) register(ctx context.Context) error {
 				}
 			}
 		}
+		// The run starts with no region: DB.Region adds those it opens.
 		return tx.QueryRow(ctx, `UPDATE nodes SET version = version + 1, state = $2, started = now(), heartbeat = now(),
-			expires = now() + make_interval(secs => $3) WHERE name = $1 RETURNING version`,
-			d.node, stateRunning, d.ttlSeconds()).Scan(&d.version)
+			expires = now() + make_interval(secs => $3), software = $4, regions = '{}' WHERE name = $1 RETURNING version`,
+			d.node, stateRunning, d.ttlSeconds(), d.opts.Software).Scan(&d.version)
 	})
 	if err != nil {
 		return err
@@ -367,21 +378,10 @@ func (r *Region) ClaimCold(ctx context.Context, n int) ([]pipeline.Location, err
 }
 
 // Nodes returns every node that has registered, by name, with its lease
-// and the rows it owns: what a fleet status report shows.
+// and the rows it owns: what a fleet status report shows. ListNodes reads
+// the same without registering a node.
 func (d *DB) Nodes(ctx context.Context) ([]NodeInfo, error) {
-	rows, err := d.pool.Query(ctx, `SELECT n.name, n.version, n.state, n.started, n.heartbeat, n.expires,
-			n.state = 'running' AND n.expires > now(),
-			count(l.id), count(l.id) FILTER (WHERE l.hot)
-		FROM nodes n LEFT JOIN locations l ON l.owner = n.name
-		GROUP BY n.name ORDER BY n.name`)
-	if err != nil {
-		return nil, fmt.Errorf("pgpersist: nodes: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (NodeInfo, error) {
-		var n NodeInfo
-		err := row.Scan(&n.Name, &n.Version, &n.State, &n.Started, &n.Heartbeat, &n.Expires, &n.Live, &n.Owned, &n.Hot)
-		return n, err
-	})
+	out, err := queryNodes(ctx, d.pool, SchemaVersion)
 	if err != nil {
 		return nil, fmt.Errorf("pgpersist: nodes: %w", err)
 	}
