@@ -13,8 +13,8 @@ import (
 // rotated rectangle can lose every chunk to its hole), the ttl.yml at
 // TTLPath is loaded (a missing file is the defaults), the admin token
 // file and the network secret files are read. Checks of a part that
-// Validate already faults are skipped. Problems of the ttl.yml come as
-// *ttl.LineError; the others as *LineError.
+// Validate already faults are skipped. Every problem is a *LineError;
+// those of the ttl.yml name that file.
 func (c *Config) Check() error {
 	ps, errs := c.checkAll()
 	return flatJoin(joinProblems(ps), errs)

@@ -78,16 +78,21 @@ regions:
 	if err == nil {
 		t.Fatal("CheckFile = nil, want problems")
 	}
+	// The problems of rtp.yml and of its ttl.yml are one type, told apart
+	// by the file they name.
 	var lines []string
 	var ttlErr *ttl.LineError
 	for _, e := range unjoin(err) {
 		var le *LineError
 		switch {
-		case errors.As(e, &le):
+		case !errors.As(e, &le):
+			t.Errorf("problem %q (%T) is not a LineError", e, e)
+		case le.File == cfg:
 			lines = append(lines, le.Error())
-		case errors.As(e, &ttlErr):
+		case le.File == filepath.Join(dir, "ttl.yml"):
+			ttlErr = le
 		default:
-			t.Errorf("problem %q (%T) is neither a config nor a ttl LineError", e, e)
+			t.Errorf("problem %q names neither %s nor its ttl.yml", e, cfg)
 		}
 	}
 	want := []string{

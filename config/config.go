@@ -26,10 +26,18 @@ type Config struct {
 	// terrain archive, ttl.yml, spatial memory files. Relative to the
 	// working directory. Default "rtp-data".
 	DataDir string `yaml:"data_dir"`
-	// Database is the embedded SQLite database of locations.
+	// Database is the database of locations: an embedded SQLite file, or
+	// a PostgreSQL database the nodes of a fleet share.
 	Database Database `yaml:"database"`
-	// Archive is the terrain archive (a disposable cache of terrain tiles).
+	// Archive is the terrain archive (a disposable cache of terrain
+	// tiles): a SQLite file, a PostgreSQL database, or none.
 	Archive Archive `yaml:"archive"`
+	// Leases is the store of network leases: the process's memory, or a
+	// Redis server the nodes of a fleet share.
+	Leases Leases `yaml:"leases"`
+	// Node names this process among the nodes of a fleet (a PostgreSQL
+	// database), and sets how long its claims outlive it.
+	Node Node `yaml:"node"`
 	// TTLFile names the ttl.yml (see package ttl) that says how long
 	// rejected places are remembered. Relative to DataDir. A missing file
 	// means ttl's built-in defaults; "" means the defaults without
@@ -107,27 +115,73 @@ type Server struct {
 	AllowedHosts []string `yaml:"allowed_hosts"`
 }
 
-// Database is the embedded SQLite database.
+// Database is the database of locations, of the memory journal, of the
+// placement spots and of the claims.
 type Database struct {
-	// Path of the database file, relative to DataDir. Default "rtp.db".
+	// Kind is sqlite (a file under DataDir, one process alone) or
+	// postgres (a database every node of a fleet shares). Default
+	// sqlite.
+	Kind string `yaml:"kind"`
+	// Path of the database file, relative to DataDir (kind sqlite).
+	// Default "rtp.db".
 	Path string `yaml:"path"`
+	// URL is the PostgreSQL connection URL, postgres:// or postgresql://
+	// (kind postgres). When it is empty the URL is read from the
+	// environment variable RTP_DATABASE_URL: the file wins over the
+	// environment. Default "".
+	URL ServiceURL `yaml:"url"`
 }
 
-// Archive is the terrain archive: its SQLite store and limits (see
-// package archive and its sqlitestore).
+// Archive is the terrain archive: its store and limits (see package
+// archive, its sqlitestore and pgstore).
 type Archive struct {
-	// Disabled runs without an archive: terrain is generated or read
-	// every time it is needed. Default false.
+	// Kind is sqlite (a file under DataDir), postgres (a database the
+	// nodes of a fleet share) or disabled (no archive: terrain is
+	// generated or read every time it is needed). Default sqlite.
+	Kind string `yaml:"kind"`
+	// Disabled true is kind disabled, kept for files written before
+	// kind; with kind postgres it is an error. Default false.
 	Disabled bool `yaml:"disabled"`
-	// Path of the archive database, relative to DataDir. Default
-	// "archive.db".
+	// Path of the archive database, relative to DataDir (kind sqlite).
+	// Default "archive.db".
 	Path string `yaml:"path"`
+	// URL is the PostgreSQL connection URL (kind postgres); when empty,
+	// the environment variable RTP_ARCHIVE_URL. Default "".
+	URL ServiceURL `yaml:"url"`
 	// MaxEntries bounds the tiles kept. Default 65536
 	// (archive.DefaultMaxEntries).
 	MaxEntries int64 `yaml:"max_entries"`
 	// MaxBytes bounds the bytes of tile payloads kept. Default 4 GiB
 	// (archive.DefaultMaxBytes).
 	MaxBytes int64 `yaml:"max_bytes"`
+}
+
+// Leases is the store of network leases: the holds network tokens take
+// on locations while players move between servers.
+type Leases struct {
+	// Kind is local (the process's memory: a token is redeemed on the
+	// node that granted it) or redis (a Redis server: a token granted
+	// through one node is redeemed through any). Default local.
+	Kind string `yaml:"kind"`
+	// URL is the Redis URL, redis:// or rediss:// (kind redis); when
+	// empty, the environment variable RTP_LEASES_URL. Default "".
+	URL ServiceURL `yaml:"url"`
+}
+
+// Node is this process as one node of a fleet: several rtp serve
+// processes sharing one PostgreSQL database (database kind postgres).
+// Without such a database it has no effect.
+type Node struct {
+	// Name names the node among the fleet's; two processes running at
+	// once must not share one. Up to MaxNodeNameLen letters, digits,
+	// '.', '_' and '-'. Default "": the engine picks the host name, a
+	// dash and a random suffix.
+	Name string `yaml:"name"`
+	// Lease is how long the node's claims on shared locations outlive
+	// its last heartbeat: a node that dies or loses the database has
+	// them returned to the pool this long after. In [1s, 1h]. Default
+	// 15s (engine.DefaultNodeLease).
+	Lease time.Duration `yaml:"lease"`
 }
 
 // Auth holds the admin token. When one is set, every mutating and admin
@@ -551,12 +605,15 @@ func Default() *Config {
 			ShutdownTimeout:   DefaultShutdownTimeout,
 		},
 		DataDir:  DefaultDataDir,
-		Database: Database{Path: DefaultDatabasePath},
+		Database: Database{Kind: KindSQLite, Path: DefaultDatabasePath},
 		Archive: Archive{
+			Kind:       KindSQLite,
 			Path:       DefaultArchivePath,
 			MaxEntries: archive.DefaultMaxEntries,
 			MaxBytes:   archive.DefaultMaxBytes,
 		},
+		Leases:  Leases{Kind: KindLocal},
+		Node:    Node{Lease: engine.DefaultNodeLease},
 		TTLFile: DefaultTTLFile,
 		Worlds:  map[string]World{DefaultWorldName: DefaultWorld()},
 		Regions: map[string]Region{DefaultRegionName: DefaultRegion()},

@@ -1,8 +1,9 @@
 // Package config reads rtp.yml, the configuration of an rtp service: the
 // HTTP server, the data folder, the database and terrain archive, the
-// ttl.yml to use, the admin token, the worlds, the regions (shape,
-// distribution, safety rules, hot cache sizes, pulse and budget, unique
-// placement) and the verifiers.
+// store of network leases and the node's name in a fleet, the ttl.yml to
+// use, the admin token, the worlds, the regions (shape, distribution,
+// safety rules, hot cache sizes, pulse and budget, unique placement) and
+// the verifiers.
 //
 // Every option has a default. Default returns the configuration of rtp
 // run without a file: one procedural world "world", one region "default"
@@ -43,11 +44,40 @@
 // every file through an os.Root there, so neither ".." nor a symbolic
 // link leads out).
 //
+// # Fleets
+//
+// By default rtp keeps everything in one process: the locations database
+// and the terrain archive in SQLite files under DataDir, network leases in
+// memory. Several rtp serve processes (nodes) share their state when the
+// file says so:
+//
+//	database: {kind: postgres, url: "postgres://..."}  # sqlite (default) | postgres
+//	archive:  {kind: postgres, url: "postgres://..."}  # sqlite (default) | postgres | disabled
+//	leases:   {kind: redis, url: "redis://..."}        # local (default) | redis
+//	node:     {name: rtp-1, lease: 15s}
+//
+// A kind that takes a URL needs one: the file's url, or else the
+// environment variable RTP_DATABASE_URL, RTP_ARCHIVE_URL or
+// RTP_LEASES_URL. The file wins; the variables are read only for a kind
+// that takes a URL, so one left set is ignored by a file of kind sqlite
+// or local, while a url written in the file for such a kind is an error.
+// PostgreSQL URLs are postgres:// or postgresql:// and must parse with
+// pgx (pgconn.ParseConfig, which also reads the TLS files the URL names);
+// Redis URLs are redis:// or rediss:// and must parse with go-redis
+// (redis.ParseURL). archive.disabled: true, from before archive.kind,
+// still means kind disabled. node.name defaults to "" (the engine names
+// the node after its host, with a random suffix); node.lease is how long a
+// node's claims outlive its last heartbeat. Config.Spec carries all of it
+// into engine.Spec.Fleet and engine.ArchiveSpec.URL.
+//
 // # Secrets
 //
 // The admin token is a Secret: fmt, slog, JSON and YAML print it as
 // "[redacted]", and no error message quotes it. Prefer auth.token_file to
-// writing the token in the file.
+// writing the token in the file. The service URLs are ServiceURL values,
+// printed with their password replaced by "xxxxx" (RedactURL); no error
+// message quotes them. Prefer the environment variables to writing a
+// password in the file.
 //
 // # Values
 //

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"reflect"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/lineerr"
 	"github.com/rtpengine/rtp/internal/yamlnode"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -160,16 +160,7 @@ func (d *decoder) err() error {
 	if len(d.errs) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(d.errs, func(a, b *LineError) int {
-		la, lb := a.Line, b.Line
-		if la == 0 {
-			la = math.MaxInt
-		}
-		if lb == 0 {
-			lb = math.MaxInt
-		}
-		return la - lb
-	})
+	lineerr.SortByLine(d.errs)
 	errs := make([]error, 0, min(len(d.errs), maxProblems+1))
 	seen := make(map[LineError]bool, len(d.errs))
 	dups := 0
@@ -223,9 +214,8 @@ func (d *decoder) document(data []byte, c *Config) {
 // syntaxError turns a YAML parser error ("yaml: line 3: ...") into a
 // *LineError.
 func (d *decoder) syntaxError(err error) {
-	line, msg := yamlnode.SyntaxLine(err)
 	d.syntax = true
-	d.errs = append(d.errs, &LineError{File: d.file, Line: line, Msg: "YAML syntax: " + msg})
+	d.errs = append(d.errs, lineerr.Syntax(d.file, err))
 }
 
 var durationType = reflect.TypeFor[time.Duration]()
@@ -560,6 +550,12 @@ func (d *decoder) unused(c *Config) []problem {
 				v.add(p.key(k), []keyPath{p.key(kindKey)}, "only used by %s (%s is %s)", used, kindKey, kind)
 			}
 		}
+	}
+	if c.Database.Kind == KindPostgres {
+		check(keyPath{"database"}, "kind", c.Database.Kind, "the sqlite database", "path")
+	}
+	if c.Archive.Kind == KindPostgres {
+		check(keyPath{"archive"}, "kind", c.Archive.Kind, "the sqlite archive", "path")
 	}
 	for _, name := range sortedKeys(c.Worlds) {
 		p := keyPath{"worlds"}.name(name)

@@ -155,6 +155,27 @@ var badFiles = []struct {
 	{"tagged scalar", "data_dir: !!binary aGVsbG8=\n", []want{{1, "data_dir", "want a string, got a scalar tagged !!binary"}}},
 	{"negative unique placement", "regions:\n  r:\n    unique_placement:\n      radius: -16\n",
 		[]want{{4, "regions.r.unique_placement.radius", "-16 blocks: want 0 (off) to 1024"}}},
+	// The services of a fleet. (A kind that needs a URL and has none
+	// depends on the environment: see TestServiceURLFromEnvironment.)
+	{"unknown database kind", "database:\n  kind: mysql\n", []want{{2, "database.kind", `unknown database kind "mysql": want sqlite or postgres`}}},
+	{"unknown archive kind", "archive:\n\n  kind: s3\n", []want{{3, "archive.kind", `unknown archive kind "s3": want sqlite, postgres or disabled`}}},
+	{"unknown leases kind", "leases: {kind: memcached}\n", []want{{1, "leases.kind", `unknown leases kind "memcached": want local or redis`}}},
+	{"url with sqlite", "database:\n  url: postgres://h/db\n", []want{{2, "database.url", "only used by kind postgres (kind is sqlite)"}}},
+	{"url with archive disabled", "archive:\n  kind: disabled\n  url: postgres://h/db\n", []want{{3, "archive.url", "only used by kind postgres (kind is disabled)"}}},
+	{"url with local leases", "leases:\n  url: redis://h\n", []want{{2, "leases.url", "only used by kind redis (kind is local)"}}},
+	{"postgres scheme", "database:\n  kind: postgres\n  url: mysql://u:pw@h/db\n", []want{{3, "database.url", "want a postgres:// or postgresql:// URL"}}},
+	{"postgres port", "database:\n  kind: postgres\n  url: postgres://u:pw@h:port/db\n", []want{{3, "database.url", "invalid PostgreSQL URL: invalid port"}}},
+	{"postgres sslmode", "archive:\n  kind: postgres\n  url: postgresql://h/db?sslmode=sometimes\n", []want{{3, "archive.url", "invalid PostgreSQL URL: failed to configure TLS (sslmode is invalid)"}}},
+	{"redis scheme", "leases:\n  kind: redis\n  url: http://h:6379\n", []want{{3, "leases.url", "want a redis:// or rediss:// URL"}}},
+	{"redis database", "leases:\n  kind: redis\n  url: redis://h:6379/x\n", []want{{3, "leases.url", `invalid Redis URL: invalid database number: "x"`}}},
+	{"redis escape", "leases:\n  kind: redis\n  url: \"redis://:p%zz@h\"\n", []want{{3, "leases.url", `invalid Redis URL: invalid URL escape "%zz"`}}},
+	{"archive disabled and postgres", "archive:\n  kind: postgres\n  url: postgres://h/db\n  disabled: true\n", []want{{4, "archive.disabled", "true contradicts kind postgres"}}},
+	{"database path with postgres", "database:\n  kind: postgres\n  url: postgres://h/db\n  path: x.db\n", []want{{4, "database.path", "only used by the sqlite database (kind is postgres)"}}},
+	{"archive path with postgres", "archive:\n  kind: postgres\n  path: x.db\n  url: postgres://h/db\n", []want{{3, "archive.path", "only used by the sqlite archive (kind is postgres)"}}},
+	{"node lease short", "node:\n  lease: 100ms\n", []want{{2, "node.lease", "100ms: want 1s to 1h0m0s"}}},
+	{"node lease long", "node: {lease: 2h}\n", []want{{1, "node.lease", "2h0m0s: want 1s to 1h0m0s"}}},
+	{"node name", "node:\n  name: \"a b\"\n", []want{{2, "node.name", `"a b": want letters, digits`}}},
+	{"node name long", "node:\n  name: " + strings.Repeat("n", 129) + "\n", []want{{2, "node.name", "longer than 128 bytes"}}},
 }
 
 func TestLoadReportsEachProblem(t *testing.T) {
@@ -194,6 +215,15 @@ func TestProblemsHideSecrets(t *testing.T) {
 		"auth:\n  token: hunter2hunter2hunter2\n  token_file: x\n",
 		"verifiers:\n  - {name: a, kind: http, url: \"ftp://u:hunter2@h/\"}\n",
 		"verifiers:\n  - {name: a, kind: http, url: \"http://u:hunter2@[::1\"}\n",
+		"database:\n  kind: postgres\n  url: \"postgres://u:hunter2@h:port/db\"\n",
+		"database:\n  kind: postgres\n  url: \"postgres://u:hunter2@[::1/db\"\n",
+		"database:\n  kind: postgres\n  url: \"postgres://u:hunter2%zz@h/db\"\n",
+		"database:\n  kind: postgres\n  url: \"postgres://h/db?password=hunter2&sslmode=x\"\n",
+		"database:\n  kind: postgres\n  url: \"mysql://u:hunter2@h/db\"\n",
+		"archive:\n  kind: postgres\n  url: \"postgres://u:hunter2@h/db?connect_timeout=x\"\n",
+		"leases:\n  kind: redis\n  url: \"redis://:hunter2%zz@h\"\n",
+		"leases:\n  kind: redis\n  url: \"redis://:hunter2@h/x\"\n",
+		"leases:\n  url: \"redis://:hunter2@h/0\"\n",
 	} {
 		_, err := Load(strings.NewReader(text), "t.yml")
 		if err == nil || strings.Contains(err.Error(), "hunter2") {

@@ -11,21 +11,34 @@ import (
 // is the file's, and where the file's meaning of a zero differs from the
 // engine's (0 for "none" in allocator.min_residence,
 // memory.spatial_resolution and unique_placement.radius) the engine's
-// "none" is spelled out. It reads the network secret files of the regions
-// whose network sink is enabled. The Server and Auth sections are the
-// HTTP server's and have no part in it. Errors are the file's problems
-// (see Validate) or a secret file's.
+// "none" is spelled out. The URLs of the services (Fleet.DatabaseURL,
+// Fleet.LeasesURL, Archive.URL) are those in force: the file's, else the
+// environment's (see Database.ConnURL); a node without a name is named
+// by the engine. It reads the network secret files of the regions whose
+// network sink is enabled. The Server and Auth sections are the HTTP
+// server's and have no part in it. Errors are the file's problems (see
+// Validate) or a secret file's.
 func (c *Config) Spec() (engine.Spec, error) {
 	if err := c.Validate(); err != nil {
 		return engine.Spec{}, err
 	}
+	dbURL, _ := c.Database.ConnURL()
+	archiveURL, _ := c.Archive.ConnURL()
+	leasesURL, _ := c.Leases.ConnURL()
 	s := engine.Spec{
 		DataDir:  c.DataDir,
 		Database: c.Database.Path,
+		Fleet: engine.FleetSpec{
+			DatabaseURL: dbURL.Reveal(),
+			LeasesURL:   leasesURL.Reveal(),
+			Node:        c.Node.Name,
+			NodeLease:   c.Node.Lease,
+		},
 		Archive: engine.ArchiveSpec{
-			Disabled: c.Archive.Disabled,
+			Disabled: c.Archive.Mode() == KindDisabled,
 			Path:     c.Archive.Path,
 			Limits:   c.Archive.Limits(),
+			URL:      archiveURL.Reveal(),
 		},
 		TTLPath:         c.TTLFile,
 		Worlds:          make(map[string]engine.WorldSpec, len(c.Worlds)),

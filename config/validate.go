@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/lineerr"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/stage"
 	"github.com/rtpengine/rtp/terrain/procgen"
@@ -23,43 +24,21 @@ import (
 
 // LineError is one problem of a configuration. Load, LoadFile, Validate
 // and Check return every problem at once, joined with errors.Join; each
-// is a *LineError (a problem of a ttl.yml read by Check is a
-// *ttl.LineError).
-type LineError struct {
-	// File is the name given to Load or the path given to LoadFile; ""
-	// for a configuration built in code (Validate, Check).
-	File string
-	// Line is 1-based: the line of the key, or of its closest enclosing
-	// key the file sets; 0 when no line applies (a default value).
-	Line int
-	// Key is the key path, like "regions.default.shape.inner" or
-	// "verifiers[0].url"; "" for the whole file.
-	Key string
-	// Msg says what is wrong.
-	Msg string
-}
-
-// Error formats the problem as "file:line: key: message", leaving out the
-// parts that are unknown; without a file it starts with "config: ".
-func (e *LineError) Error() string {
-	var b strings.Builder
-	if e.File == "" {
-		b.WriteString("config")
-	} else {
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			b.WriteByte(':')
-			b.WriteString(strconv.Itoa(e.Line))
-		}
-	}
-	b.WriteString(": ")
-	if e.Key != "" {
-		b.WriteString(e.Key)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// is a *LineError. Its fields are:
+//
+//   - File: the name given to Load or the path given to LoadFile; "" for
+//     a configuration built in code (Validate, Check);
+//   - Line: 1-based, the line of the key, or of its closest enclosing key
+//     the file sets; 0 when no line applies (a default value);
+//   - Key: the key path, like "regions.default.shape.inner" or
+//     "verifiers[0].url"; "" for the whole file;
+//   - Msg: what is wrong.
+//
+// Error formats it as "file:line: key: message", leaving out the parts
+// that are unknown; without a file it starts with "config: ". It is the
+// type of ttl.LineError too: a problem of the ttl.yml that Check reads
+// names that file.
+type LineError = lineerr.Error
 
 // keyPath is the path of a key, one segment per level: a key, a name
 // (quoted when it is not a plain name) or an index "[i]".
@@ -133,10 +112,7 @@ func (c *Config) problems() []problem {
 	var v validator
 	v.server(keyPath{"server"}, c.Server)
 	v.path(keyPath{"data_dir"}, c.DataDir, true)
-	v.path(keyPath{"database", "path"}, c.Database.Path, true)
-	v.path(keyPath{"archive", "path"}, c.Archive.Path, true)
-	v.positive(keyPath{"archive", "max_entries"}, c.Archive.MaxEntries)
-	v.positive(keyPath{"archive", "max_bytes"}, c.Archive.MaxBytes)
+	v.services(c)
 	v.path(keyPath{"ttl_file"}, c.TTLFile, false)
 	v.auth(keyPath{"auth"}, c.Auth)
 	if c.Handouts.Lifespan < 0 {

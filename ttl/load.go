@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/rtpengine/rtp/internal/lineerr"
 	"github.com/rtpengine/rtp/internal/yamlnode"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -22,32 +23,14 @@ import (
 // MaxFileSize is the largest ttl.yml Load accepts, in bytes.
 const MaxFileSize = 1 << 20
 
-// LineError is one problem in a ttl.yml, located by line. Load returns
-// every problem of a file at once, joined with errors.Join; each is a
-// *LineError.
-type LineError struct {
-	File string // "ttl.yml" for Load, the path for LoadFile
-	Line int    // 1-based; 0 when the YAML parser did not say
-	Key  string // the entry, like "causes.biome"; "" for the whole file
-	Msg  string // what is wrong
-}
-
-// Error formats the problem as "file:line: key: message".
-func (e *LineError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Line))
-	}
-	b.WriteString(": ")
-	if e.Key != "" {
-		b.WriteString(e.Key)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// LineError is one problem in a ttl.yml, located by line: File is
+// "ttl.yml" for Load and the path for LoadFile, Line is 1-based (0 when
+// the YAML parser did not say), Key names the entry ("causes.biome"; ""
+// for the whole file). Load returns every problem of a file at once,
+// joined with errors.Join; each is a *LineError. It is the type of
+// config.LineError too, so the problems of rtp.yml and of its ttl.yml
+// print and sort alike.
+type LineError = lineerr.Error
 
 // Load reads a ttl.yml from r. An empty file (or one holding only
 // comments) is the defaults. On any problem it returns a nil Policy and
@@ -115,10 +98,7 @@ func load(name string, r io.Reader) (*Policy, error) {
 
 // syntaxError turns a YAML parser error ("yaml: line 3: ...") into a
 // *LineError.
-func syntaxError(name string, err error) error {
-	line, msg := yamlnode.SyntaxLine(err)
-	return &LineError{File: name, Line: line, Msg: "YAML syntax: " + msg}
-}
+func syntaxError(name string, err error) error { return lineerr.Syntax(name, err) }
 
 // loader walks a parsed ttl.yml, filling p and collecting every problem.
 type loader struct {

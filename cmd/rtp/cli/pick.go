@@ -101,7 +101,7 @@ func runPick(ctx context.Context, o *pickOptions, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	e, err := engine.New(ctx, spec, engine.Options{Logger: logger, ScreenWorkers: -1})
+	e, err := engine.New(ctx, spec, engine.Options{Logger: logger, ScreenWorkers: -1, Software: Version})
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,7 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	e, err := engine.New(ctx, spec, engine.Options{Logger: logger, ScreenWorkers: -1})
+	e, err := engine.New(ctx, spec, engine.Options{Logger: logger, ScreenWorkers: -1, Software: Version})
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	if err != nil {
 		return err
 	}
-	e, err := engine.New(ctx, spec, engine.Options{Logger: logger})
+	e, err := engine.New(ctx, spec, engine.Options{Logger: logger, Software: Version})
 	if err != nil {
 		return err
 	}
