@@ -16,28 +16,31 @@ import (
 // Error codes of the API (the "code" of an error body). Those that equal an
 // engine reason have the same spelling as the engine.Reason* constants.
 const (
-	CodeBadRequest     = "bad-request"
-	CodeUnauthorized   = "unauthorized"
-	CodeTooLarge       = "too-large"
-	CodeUnknownRegion  = "unknown-region"
-	CodeUnknownWorld   = "unknown-world"
-	CodeUnknownID      = "unknown-id"
-	CodeUnknownToken   = "unknown-token"
-	CodeUnknownClaim   = "unknown-claim"
-	CodeUnknownSink    = "unknown-sink"
-	CodeInvalid        = "invalid"
-	CodeInvalidToken   = "invalid-token"
-	CodeSinkDisabled   = "sink-disabled"
-	CodeTokenRedeemed  = "token-redeemed"
-	CodeRestartNeeded  = "restart-needed"
-	CodeLeaseExpired   = "lease-expired"
-	CodeNoLocation     = "no-location"
-	CodePaused         = "paused"
-	CodeShutdown       = "shutdown"
-	CodeInternal       = "internal"
-	CodeNotReady       = "not-ready"
-	maxMessageRunes    = 1024
-	maxRetryAfterDelay = 24 * time.Hour
+	CodeBadRequest    = "bad-request"
+	CodeUnauthorized  = "unauthorized"
+	CodeTooLarge      = "too-large"
+	CodeUnknownRegion = "unknown-region"
+	CodeUnknownWorld  = "unknown-world"
+	CodeUnknownID     = "unknown-id"
+	CodeUnknownToken  = "unknown-token"
+	CodeUnknownClaim  = "unknown-claim"
+	CodeUnknownSink   = "unknown-sink"
+	CodeInvalid       = "invalid"
+	CodeInvalidToken  = "invalid-token"
+	CodeSinkDisabled  = "sink-disabled"
+	CodeTokenRedeemed = "token-redeemed"
+	CodeRestartNeeded = "restart-needed"
+	CodeLeaseExpired  = "lease-expired"
+	CodeNoLocation    = "no-location"
+	// CodeLeasesUnavailable: a fleet's network lease store could not be
+	// reached; nothing was handed out.
+	CodeLeasesUnavailable = "leases-unavailable"
+	CodePaused            = "paused"
+	CodeShutdown          = "shutdown"
+	CodeInternal          = "internal"
+	CodeNotReady          = "not-ready"
+	maxMessageRunes       = 1024
+	maxRetryAfterDelay    = 24 * time.Hour
 )
 
 // APIError is a non-2xx answer of the server: a plain value, safe to share

@@ -95,6 +95,11 @@ func (e *Engine) Ready() error {
 	case !e.running.Load():
 		return errors.New("engine: not running")
 	}
+	if e.fleet != nil {
+		if err := e.fleet.ready(); err != nil {
+			return err
+		}
+	}
 	for _, name := range e.names {
 		select {
 		case <-e.regions[name].firstPulse:

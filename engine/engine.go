@@ -19,11 +19,12 @@ import (
 	"github.com/rtpengine/rtp/world/anvil"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/lease"
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/pipeline"
-	"github.com/rtpengine/rtp/pipeline/sqlitepersist"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/terrain/archive"
+	"github.com/rtpengine/rtp/terrain/archive/pgstore"
 	"github.com/rtpengine/rtp/terrain/archive/sqlitestore"
 	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/ttl"
@@ -55,6 +56,9 @@ type Options struct {
 	// Logger receives the engine's and its parts' log lines. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// Software names the program's version, recorded for fleet status
+	// (Spec.Fleet). Default "".
+	Software string
 	// Clock tells the time to the pipelines, memory tables, resident
 	// stores and claims store, and dates the locations handed out (for
 	// HandoutLifespan) and the network leases. Periods (pulses, saves,
@@ -146,13 +150,19 @@ type Engine struct {
 	opts Options
 	log  *slog.Logger
 
-	db      *sqlitepersist.DB
-	claims  *claims.Store
-	policy  atomic.Pointer[ttl.Policy] // swapped by Reload
-	http    []*httpverify.Verifier
-	worlds  map[string]*worldState
-	regions map[string]*Region
-	names   []string // region names, sorted
+	db    persistDB
+	fleet *fleet // nil unless Spec.Fleet.DatabaseURL is set
+	// leases is the network lease store a fleet shares (nil: each
+	// network sink keeps its leases in memory); leasesCloser closes it.
+	leases       lease.Store
+	leasesCloser io.Closer
+	node         string // this node's name in the leases it grants
+	claims       *claims.Store
+	policy       atomic.Pointer[ttl.Policy] // swapped by Reload
+	http         []*httpverify.Verifier
+	worlds       map[string]*worldState
+	regions      map[string]*Region
+	names        []string // region names, sorted
 
 	stopping chan struct{} // closed when shutdown starts
 	stopOnce sync.Once
@@ -222,11 +232,30 @@ func New(ctx context.Context, spec Spec, opts Options) (_ *Engine, err error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.policy.Store(policy)
-	if e.claims, err = claims.Open(ctx, inDir(spec.DataDir, ClaimsFile), claims.Options{Clock: opts.Clock, Logger: e.log}); err != nil {
+	copts := claims.Options{Clock: opts.Clock, Logger: e.log}
+	if spec.Fleet.DatabaseURL != "" {
+		// A fleet's claims are shared: what one node adds is in force on
+		// every node.
+		e.claims, err = claims.OpenPostgres(ctx, spec.Fleet.DatabaseURL, copts)
+	} else {
+		e.claims, err = claims.Open(ctx, inDir(spec.DataDir, ClaimsFile), copts)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	if e.db, err = sqlitepersist.Open(ctx, spec.Database, sqlitepersist.Options{Logger: e.log}); err != nil {
+	if err := e.openDB(ctx, spec); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if e.leases, e.leasesCloser, err = openLeases(ctx, spec.Fleet.LeasesURL); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	switch {
+	case e.fleet != nil:
+		e.node = e.fleet.node
+	case spec.Fleet.Node != "":
+		e.node = spec.Fleet.Node
+	case e.leases != nil:
+		e.node = defaultNodeName()
 	}
 	for _, v := range spec.Verifiers {
 		if v.Kind != VerifierHTTP {
@@ -249,7 +278,7 @@ func New(ctx context.Context, spec Spec, opts Options) (_ *Engine, err error) {
 		var w *worldState
 		switch ws.kind() {
 		case "procedural":
-			w, err = e.openProcedural(ctx, name, *ws.Procedural, archivePath(spec.Archive.Path, procedural, name))
+			w, err = e.openProcedural(ctx, name, *ws.Procedural, archivePath(spec.Archive.Path, procedural, name), archiveSchema(procedural, name))
 			procedural++
 		case "minecraft":
 			w, err = e.openMinecraft(ctx, name, *ws.Minecraft)
@@ -299,6 +328,21 @@ func archivePath(p string, n int, world string) string {
 	return strings.TrimSuffix(p, filepath.Ext(p)) + "-" + world + ext
 }
 
+// archiveSchema returns the PostgreSQL schema of the n-th procedural
+// world's archive (see archivePath): "rtp_archive" for the first, and
+// "rtp_archive_<world>" for the others, cut to PostgreSQL's 63 bytes.
+func archiveSchema(n int, world string) string {
+	const base = "rtp_archive"
+	if n == 0 {
+		return base
+	}
+	s := base + "_" + world
+	if len(s) > 63 {
+		s = s[:63]
+	}
+	return s
+}
+
 // openSource wraps an embedder's world in a resident store.
 func (e *Engine) openSource(name string, src world.Source) *worldState {
 	w := &worldState{name: name, source: src}
@@ -323,9 +367,10 @@ func (e *Engine) openMinecraft(ctx context.Context, name string, mc MinecraftWor
 }
 
 // openProcedural builds a procedural world: procgen -> archive (its store
-// at path) -> procworld -> resident store. A store that fails to open is
-// logged once by the archive, which then runs without one.
-func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralWorld, path string) (*worldState, error) {
+// at path, or in schema of the PostgreSQL database of Spec.Archive.URL) ->
+// procworld -> resident store. A store that fails to open is logged once
+// by the archive, which then runs without one.
+func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralWorld, path, schema string) (*worldState, error) {
 	gen, err := procgen.New(pw.Params)
 	if err != nil {
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
@@ -334,6 +379,13 @@ func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralW
 	var store archive.Store
 	if e.spec.Archive.Disabled {
 		aopts.StoreError = errors.New("archive disabled in the configuration")
+	} else if e.spec.Archive.URL != "" {
+		s, err := pgstore.Open(ctx, e.spec.Archive.URL, pgstore.Options{Limits: e.spec.Archive.Limits, Schema: schema, Logger: e.log})
+		if err != nil {
+			aopts.StoreError = err
+		} else {
+			store = s
+		}
 	} else {
 		s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Limits: e.spec.Archive.Limits, Logger: e.log})
 		if err != nil {
@@ -500,9 +552,14 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: key: %w", name, err)
 	}
-	persister, err := e.db.Region(name, pipeline.NewKey(uint64(wk.Procedural.Seed), keyBytes))
+	persister, err := e.db.region(name, pipeline.NewKey(uint64(wk.Procedural.Seed), keyBytes))
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
+	}
+	if e.fleet != nil {
+		if err := e.fleet.joinRegion(ctx, r, persister); err != nil {
+			return nil, err
+		}
 	}
 	popts := rs.pipelineOptions(name)
 	popts.Shape = shape
@@ -523,16 +580,13 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 		popts.Login.Criteria.Extrinsic = true
 		popts.Network.Criteria.Extrinsic = true
 		popts.Personal.Criteria.Extrinsic = true
-		for i := range popts.Extra {
-			popts.Extra[i].Criteria.Extrinsic = true
-		}
-		for i := range popts.Groups {
-			popts.Groups[i].Criteria.Extrinsic = true
-		}
 	}
 	if rs.Sinks.Network.Enabled {
 		if popts.Network.Secret, err = e.networkSecret(rs.Sinks.Network); err != nil {
 			return nil, fmt.Errorf("engine: region %q: %w", name, err)
+		}
+		if e.leases != nil {
+			popts.Network.Leases, popts.Network.Node = e.leases, e.node
 		}
 	}
 	if r.pipe, err = pipeline.New(popts); err != nil {
@@ -628,6 +682,13 @@ func (e *Engine) Run(ctx context.Context) error {
 		wg.Go(func() { r.markLoop(runCtx) })
 	}
 	wg.Go(func() { e.sweepLoop(runCtx) })
+	if e.fleet != nil {
+		regions := make([]*Region, 0, len(e.names))
+		for _, name := range e.names {
+			regions = append(regions, e.regions[name])
+		}
+		wg.Go(func() { e.fleet.run(runCtx, regions) })
+	}
 	for _, w := range e.worlds {
 		if w.watch != nil {
 			wg.Go(func() { e.watchLoop(runCtx, w) })
@@ -711,6 +772,13 @@ func (e *Engine) shutdown(ctx context.Context) error {
 			}
 		}
 		e.out.closeAll()
+		if e.leasesCloser != nil {
+			// After the pipelines: their leases stay in the store, for
+			// the other nodes to redeem.
+			if err := e.leasesCloser.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("engine: lease store: %w", err))
+			}
+		}
 		for _, hv := range e.http {
 			hv.Close()
 		}
@@ -775,6 +843,9 @@ type Stats struct {
 	// Watch describes the change watcher of a Minecraft world; nil for
 	// other worlds or with watching off.
 	Watch *WatchStats `json:"watch,omitempty"`
+	// Fleet describes the node's part in a fleet; nil when the engine
+	// runs alone.
+	Fleet *FleetStats `json:"fleet,omitempty"`
 }
 
 // HandoutStats count the locations handed out by a region and how their
@@ -850,6 +921,7 @@ func (e *Engine) Stats(region string) (Stats, error) {
 		Memory:        r.mem.Stats(),
 		Resident:      r.world.resident.Stats(),
 		Watch:         r.world.watch.stats(region),
+		Fleet:         r.fleetStats(),
 	}, nil
 }
 

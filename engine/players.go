@@ -14,6 +14,14 @@ import (
 // it.
 const ReasonInternal = "internal"
 
+// ReasonLeasesUnavailable: the network lease store a fleet shares
+// (FleetSpec.LeasesURL) could not be reached or failed, so a network call
+// could not be decided; Err holds the store's error. Nothing was handed
+// out, and the token is not used up unless the store had redeemed it
+// before the failure (a retry then says ReasonRedeemed). Retrying later
+// may succeed: an HTTP server answers it as unavailable (503).
+const ReasonLeasesUnavailable = "leases-unavailable"
+
 // regionFor returns the region of that name, or the *Error of a call that
 // cannot run: unknown region, shutdown.
 func (e *Engine) regionFor(region, sink string) (*Region, error) {
@@ -146,6 +154,8 @@ func networkError(region string, err error) error {
 		reason = ReasonLeaseExpired
 	case errors.Is(err, pipeline.ErrMiss):
 		reason = ReasonNoLocation
+	case errors.Is(err, pipeline.ErrLeaseStore):
+		reason = ReasonLeasesUnavailable
 	}
 	return &Error{Region: region, Sink: SinkNetwork, Reason: reason, Err: err}
 }
@@ -160,7 +170,11 @@ func networkError(region string, err error) error {
 //
 // It does not wait: with nothing ready it fails with ReasonNoLocation.
 // Other failures: ReasonNoSink (no network sink), ReasonInvalidToken,
-// ReasonRedeemed, ReasonLeaseExpired.
+// ReasonRedeemed, ReasonLeaseExpired, ReasonLeasesUnavailable (fleet
+// mode: the lease store failed).
+//
+// In fleet mode, a token already reserved through another node gets that
+// node's location, and Expires as the store tells it.
 func (e *Engine) Reserve(region, token string) (Reservation, error) {
 	r, n, err := e.networkSink(region)
 	if err != nil {
@@ -170,7 +184,7 @@ func (e *Engine) Reserve(region, token string) (Reservation, error) {
 	if token == "" {
 		t = n.NewToken()
 	}
-	pl, err := n.Reserve(t)
+	pl, expires, err := n.ReserveUntil(t)
 	if err != nil {
 		return Reservation{}, networkError(region, err)
 	}
@@ -179,10 +193,8 @@ func (e *Engine) Reserve(region, token string) (Reservation, error) {
 		x, z := pl.Block().Local()
 		loc.Biome = biomeName(ch.Column(x, z).Biome)
 	}
-	expires, ok := n.Expires(t)
-	if !ok {
-		// The lease ended (or was redeemed) since: report when a lease
-		// taken now would end.
+	if expires.IsZero() {
+		// No end known: report when a lease taken now would end.
 		lease := r.leaseTTL
 		if lease <= 0 {
 			lease = pipeline.DefaultLeaseTTL
@@ -197,8 +209,14 @@ func (e *Engine) Reserve(region, token string) (Reservation, error) {
 // a replay of it fails with ReasonRedeemed (ReasonLeaseExpired once the
 // token is older than a lease), any other spelling of it with
 // ReasonInvalidToken. It fails with ReasonNoSink, ReasonInvalidToken,
-// ReasonUnknownToken, ReasonRedeemed, ReasonLeaseExpired, or
-// ReasonTooManyOpen (the token is then not used up; see HandoutLimits).
+// ReasonUnknownToken, ReasonRedeemed, ReasonLeaseExpired,
+// ReasonTooManyOpen (the token is then not used up; see HandoutLimits), or
+// ReasonLeasesUnavailable.
+//
+// In fleet mode a token reserved through another node is redeemed here
+// too. Its location then comes without a chunk held by this engine: Biome
+// is "" and StandY is Y, and Cancel gives the location to this region's
+// cold stage, which verifies it again before serving it.
 func (e *Engine) Redeem(region, token string) (Location, error) {
 	start := time.Now()
 	r, err := e.regionFor(region, SinkNetwork)
@@ -229,15 +247,19 @@ func (e *Engine) redeem(r *Region, token, player string, start time.Time) (Locat
 
 // Release gives the lease of token up before it expires: its location
 // returns to the network sink's pool (or to cold). It fails with
-// ReasonNoSink, or ReasonUnknownToken when token holds no unredeemed
-// lease.
+// ReasonNoSink, ReasonUnknownToken when token holds no unredeemed lease,
+// or ReasonLeasesUnavailable. In fleet mode a lease reserved through
+// another node is released too (that node discards its location).
 func (e *Engine) Release(region, token string) error {
 	_, n, err := e.networkSink(region)
 	if err != nil {
 		return err
 	}
-	if !n.Release(pipeline.Token(token)) {
-		return &Error{Region: region, Sink: SinkNetwork, Reason: ReasonUnknownToken}
+	switch err := n.ReleaseLease(pipeline.Token(token)); {
+	case err == nil:
+		return nil
+	case errors.Is(err, pipeline.ErrLeaseStore):
+		return networkError(region, err)
 	}
-	return nil
+	return &Error{Region: region, Sink: SinkNetwork, Reason: ReasonUnknownToken}
 }

@@ -555,6 +555,12 @@ func (s Spec) resolve() (Spec, error) {
 	}
 	s.Archive.Path = inDir(s.DataDir, s.Archive.Path)
 	s.TTLPath = inDir(s.DataDir, s.TTLPath)
+	switch {
+	case s.Fleet.NodeLease == 0:
+		s.Fleet.NodeLease = DefaultNodeLease
+	case s.Fleet.NodeLease < time.Second:
+		bad("Fleet.NodeLease %v is below 1s", s.Fleet.NodeLease)
+	}
 	worlds := make(map[string]WorldSpec, max(len(s.Worlds), 1))
 	for name, w := range s.Worlds {
 		n := 0

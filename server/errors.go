@@ -43,6 +43,8 @@ const (
 	// retryTooManyOpen: handouts close as players complete, cancel or
 	// reach their lifespan.
 	retryTooManyOpen = 1
+	// retryLeases: the lease store of a fleet reconnects on its own.
+	retryLeases = 1
 )
 
 // status is the HTTP status and Retry-After of an engine reason.
@@ -67,6 +69,8 @@ var reasonStatus = map[string]status{
 	engine.ReasonPaused:        {http.StatusServiceUnavailable, retryPaused},
 	engine.ReasonShutdown:      {http.StatusServiceUnavailable, retryShutdown},
 	engine.ReasonTooManyOpen:   {http.StatusServiceUnavailable, retryTooManyOpen},
+	// A fleet's lease store is away: the answer is unknown, not refused.
+	engine.ReasonLeasesUnavailable: {http.StatusServiceUnavailable, retryLeases},
 }
 
 // apiError is an answer other than 2xx: the body {"error": {"code",

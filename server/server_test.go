@@ -63,7 +63,8 @@ func TestErrorMapping(t *testing.T) {
 		engine.ReasonNoSink: 409, engine.ReasonRedeemed: 409, engine.ReasonRestartNeeded: 409,
 		engine.ReasonLeaseExpired: 410,
 		engine.ReasonNoLocation:   503, engine.ReasonPaused: 503, engine.ReasonShutdown: 503,
-		engine.ReasonTooManyOpen: 503,
+		engine.ReasonTooManyOpen:       503,
+		engine.ReasonLeasesUnavailable: 503,
 	}
 	if len(want) != len(reasonStatus) {
 		t.Errorf("reasonStatus has %d reasons, the test %d", len(reasonStatus), len(want))

@@ -1,0 +1,414 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rtpengine/rtp/client"
+	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/memory"
+)
+
+// Shape of the fleet test's region: a circle of fleetRadius blocks.
+const (
+	fleetRadius = 640
+	fleetLease  = 3 * time.Second
+)
+
+// fleetServices returns the PostgreSQL URL (its search_path a fresh
+// schema, dropped at cleanup) and the Redis URL the fleet test uses, or
+// skips when either is not configured.
+func fleetServices(t *testing.T) (pg, redis string) {
+	t.Helper()
+	base, redis := os.Getenv("RTP_TEST_POSTGRES"), os.Getenv("RTP_TEST_REDIS")
+	if base == "" || redis == "" {
+		t.Skip("RTP_TEST_POSTGRES and RTP_TEST_REDIS must both be set: the fleet test runs nodes on a real PostgreSQL and Redis, " +
+			"e.g. RTP_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable RTP_TEST_REDIS=redis://127.0.0.1:6379/0")
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "rtp_fleet_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect to RTP_TEST_POSTGRES: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), base)
+		if err != nil {
+			t.Errorf("drop schema: %v", err)
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), redis
+}
+
+// judge is an HTTP verifier that rejects a fixed share of the places it
+// is asked about and records, per chunk, which node rejected it first and
+// when. Each node's configuration names it under a path of its own.
+type judge struct {
+	mu       sync.Mutex
+	rejected map[geom.Chunk]rejection
+	asked    map[geom.Chunk]map[string]bool
+}
+
+type rejection struct {
+	node string
+	at   time.Time
+}
+
+func (j *judge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct{ X, Z int64 }
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	node := filepath.Base(r.URL.Path)
+	c := geom.Block{X: req.X, Z: req.Z}.Chunk()
+	// About one chunk in six is refused, whatever its column.
+	refuse := (uint64(c.X)*0x9e3779b97f4a7c15^uint64(c.Z)*0xbf58476d1ce4e5b9)%6 == 0
+	j.mu.Lock()
+	if j.asked[c] == nil {
+		j.asked[c] = map[string]bool{}
+	}
+	j.asked[c][node] = true
+	if _, ok := j.rejected[c]; refuse && !ok {
+		j.rejected[c] = rejection{node: node, at: time.Now()}
+	}
+	j.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"allowed": %t}`, !refuse)
+}
+
+// fleetDelivery is one place a node handed out.
+type fleetDelivery struct {
+	x, z int64
+	node string
+}
+
+// TestFleet runs three rtp serve nodes on one PostgreSQL database and one
+// Redis, drives teleports through all of them and SIGKILLs one mid-load.
+// It asserts that no place is handed out twice across the fleet, that the
+// survivors answer without errors, that a network token reserved through
+// one node is redeemed through another, that the dead node's claims are
+// back in the pool within its lease, and that a rejection learnt on one
+// node reaches the others within a second.
+func TestFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds rtp and runs three nodes for several seconds; skipped with -short")
+	}
+	pg, redis := fleetServices(t)
+	bin := filepath.Join(t.TempDir(), "rtp")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	j := &judge{rejected: map[geom.Chunk]rejection{}, asked: map[geom.Chunk]map[string]bool{}}
+	verifier := httptest.NewServer(j)
+	defer verifier.Close()
+	secret := filepath.Join(t.TempDir(), "network-secret")
+	if err := os.WriteFile(secret, []byte(hex.EncodeToString(make([]byte, 16))+"fleet-test-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"node-a", "node-b", "node-c"}
+	nodes := make([]*server, len(names))
+	clients := make([]*client.Client, len(names))
+	for i, name := range names {
+		cfg := filepath.Join(t.TempDir(), "rtp.yml")
+		if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`data_dir: %s
+server:
+  listen: 127.0.0.1:0
+database: {kind: postgres, url: %q}
+leases: {kind: redis, url: %q}
+node: {name: %s, lease: %s}
+verifiers:
+  - {name: judge, kind: http, url: %q, timeout: 2s}
+regions:
+  default:
+    world: world
+    shape: {kind: circle, radius: %d}
+    sinks:
+      general: {capacity: 16}
+      network: {enabled: true, capacity: 4, lease: 30s, secret_file: %q}
+    pulse: 10ms
+    queues: {backlog: 64, cold: 64}
+    unique_placement: {radius: 4}
+`, t.TempDir(), pg, redis, name, fleetLease, verifier.URL+"/judge/"+name, fleetRadius, secret)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = startServer(t, bin, cfg)
+		clients[i] = client.New(nodes[i].addr, client.Options{})
+	}
+	for i, c := range clients {
+		waitServerReady(t, c)
+		t.Logf("%s listening on %s", names[i], nodes[i].addr)
+	}
+
+	// Load on every node; node-c is killed mid-load.
+	var (
+		mu         sync.Mutex
+		deliveries []fleetDelivery
+		errs       = map[string][]error{}
+		misses     atomic.Int64
+	)
+	ctx, cancel := context.WithCancel(context.Background())
+	killed := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		for w := range 2 {
+			wg.Go(func() {
+				for n := 0; ctx.Err() == nil; n++ {
+					player := fmt.Sprintf("%s-w%d-%d", names[i], w, n)
+					tp, err := c.Teleport(ctx, "default", client.TeleportRequest{Player: player, Wait: time.Second})
+					switch {
+					case ctx.Err() != nil:
+						return
+					case err != nil && i == 2:
+						select {
+						case <-killed:
+							return // the dead node's answers stop
+						default:
+						}
+					}
+					if err != nil {
+						if isMiss(err) {
+							misses.Add(1)
+							continue
+						}
+						mu.Lock()
+						errs[names[i]] = append(errs[names[i]], err)
+						mu.Unlock()
+						continue
+					}
+					mu.Lock()
+					deliveries = append(deliveries, fleetDelivery{x: tp.X, z: tp.Z, node: names[i]})
+					mu.Unlock()
+					complete(nodes[i].addr, tp.ID)
+				}
+			})
+		}
+	}
+	watch := watchMemory(clients[:2])
+	time.Sleep(3 * time.Second)
+
+	// A token reserved through a and redeemed through b.
+	res, err := clients[0].Reserve(ctx, "default", "")
+	if err != nil {
+		t.Fatalf("reserve on node-a: %v", err)
+	}
+	tp, err := clients[1].Redeem(ctx, "default", res.Token)
+	if err != nil {
+		t.Fatalf("redeem on node-b of a token reserved on node-a: %v", err)
+	}
+	if tp.X != res.Location.X || tp.Z != res.Location.Z {
+		t.Errorf("node-b redeemed (%d, %d), node-a reserved (%d, %d)", tp.X, tp.Z, res.Location.X, res.Location.Z)
+	}
+	if _, err := clients[0].Redeem(ctx, "default", res.Token); err == nil {
+		t.Error("the token was redeemed a second time, on node-a")
+	}
+	mu.Lock()
+	deliveries = append(deliveries, fleetDelivery{x: tp.X, z: tp.Z, node: "node-b (token)"})
+	mu.Unlock()
+
+	// Kill node-c mid-load; its claims must be back within its lease.
+	ownedBefore := ownedRows(t, pg, "node-c")
+	close(killed)
+	nodes[2].kill()
+	killedAt := time.Now()
+	var failover time.Duration
+	for time.Since(killedAt) < 4*fleetLease {
+		if ownedRows(t, pg, "node-c") == 0 {
+			failover = time.Since(killedAt)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if failover == 0 {
+		t.Errorf("node-c still owns %d rows %v after its death (it owned %d)", ownedRows(t, pg, "node-c"), 4*fleetLease, ownedBefore)
+	} else if bound := fleetLease + fleetLease + time.Second; failover > bound {
+		// The lease lapses fleetLease after the last heartbeat; a sweep
+		// runs every fleetLease.
+		t.Errorf("node-c's %d rows came back %v after its death, want within %v", ownedBefore, failover, bound)
+	}
+	time.Sleep(2 * time.Second) // load on the survivors after the failover
+	cancel()
+	wg.Wait()
+
+	// No place handed out twice across the fleet.
+	seen := map[[2]int64]string{}
+	twice := 0
+	per := map[string]int{}
+	for _, d := range deliveries {
+		k := [2]int64{d.x, d.z}
+		if other, ok := seen[k]; ok {
+			twice++
+			t.Errorf("place %v handed out by %s and by %s", k, other, d.node)
+		}
+		seen[k] = d.node
+		per[d.node]++
+	}
+	for _, name := range names[:2] {
+		for _, err := range errs[name] {
+			t.Errorf("%s answered an error: %v", name, err)
+		}
+	}
+
+	// Propagation: chunks one node rejected that another never asked
+	// about, seen in that other node's memory.
+	delays := propagation(t, j, watch, names[:2])
+	t.Logf("deliveries %d (per node %v), delivered twice %d, misses %d, node-c owned %d rows at its death, back in the pool after %v",
+		len(deliveries), per, twice, misses.Load(), ownedBefore, failover)
+	if len(delays) == 0 {
+		t.Fatal("no rejection of one node was seen by another")
+	}
+	slices.Sort(delays)
+	q := func(p float64) time.Duration { return delays[max(int(math.Ceil(p*float64(len(delays))))-1, 0)] }
+	t.Logf("rejection propagation over %d chunks: p50 %v, p99 %v, max %v", len(delays), q(0.5), q(0.99), delays[len(delays)-1])
+	if q(0.99) > time.Second {
+		t.Errorf("rejections took up to %v (p99) to reach another node, want under 1 s", q(0.99))
+	}
+	if len(deliveries) < 100 {
+		t.Errorf("only %d deliveries: the test exercised too little", len(deliveries))
+	}
+}
+
+// isMiss reports whether err is the server's no-location answer.
+func isMiss(err error) bool {
+	var ae *client.APIError
+	return errors.As(err, &ae) && ae.Code == client.CodeNoLocation
+}
+
+// ownedRows counts the location rows node owns.
+func ownedRows(t *testing.T, pg, node string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int64
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM locations WHERE owner = $1`, node).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// memoryWatch records when each node's memory first held each chunk
+// index, exporting it every 20 ms until stopped.
+type memoryWatch struct {
+	mu     sync.Mutex
+	seenAt []map[int64]time.Time
+	errs   int
+	stop   func()
+	done   chan struct{}
+}
+
+func watchMemory(clients []*client.Client) *memoryWatch {
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &memoryWatch{stop: cancel, done: make(chan struct{})}
+	for range clients {
+		m.seenAt = append(m.seenAt, map[int64]time.Time{})
+	}
+	go func() {
+		defer close(m.done)
+		for ctx.Err() == nil {
+			for i, c := range clients {
+				var buf bytes.Buffer
+				err := c.ExportMemory(ctx, "default", &buf)
+				now := time.Now()
+				var ex memory.Export
+				if err == nil {
+					err = json.Unmarshal(buf.Bytes(), &ex)
+				}
+				m.mu.Lock()
+				if err != nil {
+					m.errs++
+				}
+				for _, r := range ex.Active {
+					for idx := r.Start; idx < r.Start+r.Len; idx++ {
+						if _, ok := m.seenAt[i][idx]; !ok {
+							m.seenAt[i][idx] = now
+						}
+					}
+				}
+				m.mu.Unlock()
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	return m
+}
+
+// propagation returns, for each chunk one node rejected and another
+// never asked about, the delay from the rejection to the first export of
+// the other node's memory that held it.
+func propagation(t *testing.T, j *judge, m *memoryWatch, names []string) []time.Duration {
+	t.Helper()
+	m.stop()
+	<-m.done
+	shape, err := geom.NewCircle(geom.Chunk{}, fleetRadius>>4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []time.Duration
+	missing, total := 0, 0
+	for c, rej := range j.rejected {
+		idx, ok := shape.Index(c)
+		if !ok {
+			continue
+		}
+		for i, name := range names {
+			if name == rej.node || j.asked[c][name] {
+				continue
+			}
+			total++
+			at, ok := m.seenAt[i][idx]
+			if !ok {
+				missing++
+				continue
+			}
+			out = append(out, max(at.Sub(rej.at), 0))
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d rejections never reached the other node's memory", missing, total)
+	}
+	return out
+}

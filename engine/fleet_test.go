@@ -1,0 +1,170 @@
+package engine_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"math"
+	"net/url"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rtpengine/rtp/config"
+	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/memory"
+)
+
+// fleetDatabase returns a PostgreSQL URL whose search_path is a fresh
+// schema of its own, dropped at cleanup, or skips without
+// RTP_TEST_POSTGRES.
+func fleetDatabase(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("RTP_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("RTP_TEST_POSTGRES is not set: fleet tests need a PostgreSQL server, " +
+			"e.g. RTP_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "rtp_fleet_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect to RTP_TEST_POSTGRES: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), base)
+		if err != nil {
+			t.Errorf("drop schema: %v", err)
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// fleetNode starts one engine of a fleet on db under name.
+func fleetNode(t *testing.T, db, name string) *engine.Engine {
+	t.Helper()
+	cfg := testConfig(t)
+	spec := specOf(t, cfg)
+	spec.Fleet = engine.FleetSpec{DatabaseURL: db, Node: name, NodeLease: 2 * time.Second}
+	e, err := engine.New(t.Context(), spec, engine.Options{Logger: quietLogger(), Software: "test"})
+	if err != nil {
+		t.Fatalf("engine.New %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	run(t, e)
+	waitFor(t, name+" ready", func() bool { return e.Ready() == nil })
+	return e
+}
+
+// TestFleetTwoNodes: two engines on one database hand out no place twice,
+// split the screening, learn each other's rejections within a second,
+// and a node that stops has its cached places taken up by the other.
+func TestFleetTwoNodes(t *testing.T) {
+	db := fleetDatabase(t)
+	a := fleetNode(t, db, "a")
+	b := fleetNode(t, db, "b")
+	region := config.DefaultRegionName
+
+	waitFor(t, "both nodes sharing the screening", func() bool {
+		sa, sb := stats(t, a, region).Fleet, stats(t, b, region).Fleet
+		return sa != nil && sb != nil && sa.Nodes == 2 && sb.Nodes == 2 && sa.Share != sb.Share
+	})
+
+	seen := map[[2]int64]string{}
+	for i := range 120 {
+		e, name := a, "a"
+		if i%2 == 1 {
+			e, name = b, "b"
+		}
+		loc := teleport(t, e, engine.Request{Player: "p" + name + string(rune('a'+i%26)) + time.Now().Format("150405.000000")})
+		k := [2]int64{loc.X, loc.Z}
+		if other, ok := seen[k]; ok {
+			t.Fatalf("place %v handed out by %s and by %s", k, other, name)
+		}
+		seen[k] = name
+		if err := e.Complete(loc.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A rejection learnt on a reaches b.
+	ma, mb := a.Region(region).Memory(), b.Region(region).Memory()
+	var delays []time.Duration
+	for idx := int64(5); len(delays) < 20 && idx < ma.Len(); idx += 37 {
+		if ma.IsBad(idx) || mb.IsBad(idx) {
+			continue
+		}
+		start := time.Now()
+		if err := ma.AddBad(idx, memory.CauseSafetyExternal, "fleet-test"); err != nil {
+			t.Fatal(err)
+		}
+		waitForUpTo(t, 5*time.Second, "b to learn a's rejection", func() bool { return mb.IsBad(idx) })
+		delays = append(delays, time.Since(start))
+	}
+	slices.Sort(delays)
+	p := func(q float64) time.Duration { return delays[int(math.Ceil(q*float64(len(delays))))-1] }
+	t.Logf("rejection propagation over %d marks: p50 %v, p99 %v, max %v", len(delays), p(0.5), p(0.99), delays[len(delays)-1])
+	if worst := delays[len(delays)-1]; worst > time.Second {
+		t.Errorf("a rejection took %v to reach the other node, want under 1 s", worst)
+	}
+	if st := stats(t, b, region).Fleet; st.FeedMarks < uint64(len(delays)) {
+		t.Errorf("b's FeedMarks = %d, want at least %d", st.FeedMarks, len(delays))
+	}
+
+	// a stops cleanly: its rows go back to the pool, for b to take.
+	if err := a.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := ownedBy(t, db, "a"); n != 0 {
+		t.Fatalf("a owns %d rows after a clean stop, want 0", n)
+	}
+	waitForUpTo(t, 10*time.Second, "b to screen alone", func() bool { return stats(t, b, region).Fleet.Nodes == 1 })
+	for range 20 {
+		loc := teleport(t, b, engine.Request{Player: "after-" + time.Now().Format("150405.000000")})
+		k := [2]int64{loc.X, loc.Z}
+		if other, ok := seen[k]; ok {
+			t.Fatalf("place %v handed out again by b after %s", k, other)
+		}
+		seen[k] = "b"
+		if err := b.Complete(loc.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("b adopted %d rows from the pool", stats(t, b, region).Fleet.Adopted)
+}
+
+// ownedBy counts the location rows node owns in the database at db.
+func ownedBy(t *testing.T, db, node string) int64 {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int64
+	if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM locations WHERE owner = $1`, node).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
