@@ -113,8 +113,11 @@ func (e *Engine) openDB(ctx context.Context, spec Spec) error {
 	db, err := pgpersist.Open(ctx, spec.Fleet.DatabaseURL, pgpersist.Options{
 		Node:     node,
 		LeaseTTL: spec.Fleet.NodeLease,
-		Logger:   e.log,
-		Software: e.opts.Software,
+		// Sweep often: a dead node's claims come back a tenth of a lease
+		// after its lease lapses.
+		SweepEvery: max(spec.Fleet.NodeLease/10, 100*time.Millisecond),
+		Logger:     e.log,
+		Software:   e.opts.Software,
 	})
 	if err != nil {
 		return err

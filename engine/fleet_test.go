@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"math"
+	"net"
 	"net/url"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,4 +170,125 @@ func ownedBy(t *testing.T, db, node string) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// proxy forwards TCP connections to target until cut, which closes every
+// connection and refuses new ones until restore.
+type proxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	down   bool
+	conns  []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln, target: target}
+	t.Cleanup(func() { ln.Close(); p.cut() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			down := p.down
+			p.mu.Unlock()
+			if down {
+				c.Close()
+				continue
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(up, c); up.Close() }()
+			go func() { _, _ = io.Copy(c, up); c.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *proxy) restore() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}
+
+// TestFleetDatabaseLoss: a node cut off from its database says so
+// (/readyz, stats), keeps handing out the hot entries it holds, and once
+// the database is back catches up and serves as before.
+func TestFleetDatabaseLoss(t *testing.T) {
+	db := fleetDatabase(t)
+	u, err := url.Parse(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(t, u.Host)
+	u.Host = p.ln.Addr().String()
+	q := u.Query()
+	q.Set("connect_timeout", "1")
+	u.RawQuery = q.Encode()
+	a := fleetNode(t, u.String(), "a")
+	region := config.DefaultRegionName
+	waitFor(t, "the general sink full", func() bool {
+		return fill(stats(t, a, region), "general") == 4 // smallRegion's capacity
+	})
+	held := fill(stats(t, a, region), "general")
+
+	p.cut()
+	cut := time.Now()
+	waitForUpTo(t, 10*time.Second, "Ready to fail without the database", func() bool { return a.Ready() != nil })
+	t.Logf("Ready failed %v after the cut: %v", time.Since(cut).Round(time.Millisecond), a.Ready())
+	if st := stats(t, a, region).Fleet; !st.Degraded {
+		t.Fatalf("fleet stats without the database: %+v, want Degraded", st)
+	}
+	served := 0
+	for i := range held {
+		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+		loc, err := a.Teleport(ctx, region, engine.Request{Player: "cut-" + string(rune('a'+i))})
+		cancel()
+		if err != nil {
+			break
+		}
+		served++
+		_ = a.Complete(loc.ID)
+	}
+	if served == 0 {
+		t.Fatalf("no teleport served from the %d hot entries held while the database was away", held)
+	}
+
+	p.restore()
+	back := time.Now()
+	waitForUpTo(t, 20*time.Second, "Ready again with the database back", func() bool { return a.Ready() == nil })
+	waitForUpTo(t, 20*time.Second, "the node to catch up", func() bool {
+		st := stats(t, a, region).Fleet
+		return !st.Degraded && !st.LeaseLost
+	})
+	t.Logf("served %d of %d hot entries while cut off; ready %v after the database came back", served, held, time.Since(back).Round(time.Millisecond))
+	for i := range 10 {
+		loc := teleport(t, a, engine.Request{Player: "back-" + string(rune('a'+i))})
+		if err := a.Complete(loc.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
