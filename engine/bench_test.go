@@ -25,7 +25,26 @@ import (
 // here), so run it with a fixed count:
 //
 //	go test -run '^$' -bench BenchmarkTeleportHot -benchtime 200000x ./engine/
+//
+// Its sub-benchmarks run the engine alone (db=sqlite) and as a fleet node
+// on PostgreSQL (db=postgres, with RTP_TEST_POSTGRES): the hot path must
+// not wait on the network either way, since hot entries are the node's
+// own. They run in the order sqlite, postgres, postgres, sqlite, so that
+// neither gains from caches the other warmed (the second run of each is
+// suffixed #01).
 func BenchmarkTeleportHot(b *testing.B) {
+	for _, db := range []string{"sqlite", "postgres", "postgres", "sqlite"} {
+		b.Run("db="+db, func(b *testing.B) {
+			url := ""
+			if db == "postgres" {
+				url = fleetDatabase(b)
+			}
+			benchTeleportHot(b, url)
+		})
+	}
+}
+
+func benchTeleportHot(b *testing.B, db string) {
 	const (
 		capacity = 1024
 		low      = 64
@@ -39,7 +58,13 @@ func BenchmarkTeleportHot(b *testing.B) {
 	rc.Budget = config.Budget{Candidates: 256, Screens: 128, MaxScreens: 128, PromotionsPerPulse: 128,
 		MaxPromotions: 128, Transfers: 64, LoginBurst: 0}
 	cfg.Regions[config.DefaultRegionName] = rc
-	e := newEngine(b, cfg)
+	spec := specOf(b, cfg)
+	spec.Fleet.DatabaseURL = db
+	e, err := engine.New(b.Context(), spec, engine.Options{Logger: quietLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = e.Close(context.Background()) })
 	stop := run(b, e)
 	defer func() { _ = stop() }()
 	general := e.Region(config.DefaultRegionName).Pipeline().General()

@@ -24,7 +24,7 @@ import (
 // fleetDatabase returns a PostgreSQL URL whose search_path is a fresh
 // schema of its own, dropped at cleanup, or skips without
 // RTP_TEST_POSTGRES.
-func fleetDatabase(t *testing.T) string {
+func fleetDatabase(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("RTP_TEST_POSTGRES")
 	if base == "" {
