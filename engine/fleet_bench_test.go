@@ -18,12 +18,14 @@ import (
 // players per node ask for teleports and complete them as fast as the
 // nodes hand them out, far past what their sinks held at the start, so
 // the rate is what screening and promotion sustain. It reports
-// teleports/s. The sizes run in the order 1, 2, 2, 1, so that neither
-// gains from caches the other warmed or from drift (the second run of
-// each is suffixed #01):
+// teleports/s. A first run, "warmup", generates the region's terrain into
+// the shared archive; then the sizes run in the order 1, 2, 2, 1, so that
+// neither gains from caches the other warmed or from drift (the second
+// run of each is suffixed #01):
 //
 //	go test -run '^$' -bench BenchmarkFleetThroughput -benchtime 4000x ./engine/
 func BenchmarkFleetThroughput(b *testing.B) {
+	b.Run("warmup", func(b *testing.B) { benchFleet(b, 1) })
 	for _, nodes := range []int{1, 2, 2, 1} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) { benchFleet(b, nodes) })
 	}
