@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/pipeline/internal/rowqueue"
 )
 
 // Defaults of Options.
@@ -25,9 +25,6 @@ const (
 	DefaultTimeout    = 10 * time.Second
 	DefaultLeaseTTL   = 15 * time.Second
 )
-
-// logEvery paces the log lines of a lasting failure and of dropped writes.
-const logEvery = time.Minute
 
 var (
 	// ErrClosed is returned once the DB is closed.
@@ -147,15 +144,7 @@ func (o *Options) defaults() error {
 	if o.BatchDelay == 0 {
 		o.BatchDelay = DefaultBatchDelay
 	}
-	if o.RetryMin == 0 {
-		o.RetryMin = DefaultRetryMin
-		if o.RetryMax > 0 {
-			o.RetryMin = min(o.RetryMin, o.RetryMax)
-		}
-	}
-	if o.RetryMax == 0 {
-		o.RetryMax = max(DefaultRetryMax, o.RetryMin)
-	}
+	o.RetryMin, o.RetryMax = rowqueue.RetryBounds(o.RetryMin, o.RetryMax, DefaultRetryMin, DefaultRetryMax)
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -183,22 +172,19 @@ type Stats struct {
 
 // DB is the locations database of one node. Open one with Open; the zero
 // value is not usable. A DB is safe for concurrent use. It owns a writer
-// goroutine and a lease goroutine, which Close stops.
+// goroutine (a rowqueue.Writer, which commits with apply) and a lease
+// goroutine, which Close stops.
 type DB struct {
 	pool *pgxpool.Pool
 	opts Options
 	node string
 	log  *slog.Logger
+	w    *rowqueue.Writer
 
 	// Set by Open, read-only afterwards.
 	version   int64                          // the node's incarnation
 	unclean   bool                           // the node's previous run did not close
 	discarded map[string][]pipeline.Location // by region
-
-	wake chan struct{} // buffered(1): the queue is not empty
-	now  chan struct{} // buffered(1): commit without delay
-	stop chan struct{} // closed by Close
-	done chan struct{} // closed when the writer has returned
 
 	leaseStop chan struct{} // closed to stop the lease goroutine
 	leaseDone chan struct{} // closed when it has returned
@@ -206,31 +192,18 @@ type DB struct {
 
 	abandon bool // Close skips the clean shutdown (tests)
 
-	// The writer's own.
-	batch    *pending
-	order    []*change
-	streak   uint64
-	downAt   time.Time
-	loggedAt time.Time
+	order []*rowqueue.Change // apply's, on the writer goroutine
 
-	seqMu    sync.Mutex // serializes journal block reservations
-	mu       sync.Mutex
-	front    *pending // writes since the writer last took them
-	spare    *pending
-	batchOps int    // writes the writer holds
-	seq      uint64 // sequence number of the last queued write
+	seqMu sync.Mutex // serializes journal block reservations
+	// mu protects the following fields. The writer's lock may be held
+	// when mu is taken (Record), never the other way round.
+	mu sync.Mutex
 	// markSeq is the Seq of the last mark; blockEnd the last of the
 	// reserved block.
 	markSeq, blockEnd uint64
-	committed         uint64 // writes up to this sequence number are committed
-	attempts          uint64
-	failSeq, failAt   uint64
-	lastErr, closeErr error
-	progress          chan struct{} // closed and replaced after every commit tried
-	closed            bool
-	droppedAt         time.Time
 	leaseUntil        time.Time // the local, conservative end of the lease
-	stats             Stats
+	leaseLost         bool      // see ErrLeaseLost and Stats.LeaseLost
+	claimed, swept    uint64    // Stats.Claimed and Stats.Swept
 }
 
 // Open connects to the PostgreSQL database of dsn (a pgx connection
@@ -261,10 +234,19 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	d := &DB{
 		pool: pool, opts: opts, node: opts.Node, log: opts.Logger.With("node", opts.Node),
-		wake: make(chan struct{}, 1), now: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		leaseStop: make(chan struct{}), leaseDone: make(chan struct{}),
-		batch: newPending(), front: newPending(), spare: newPending(), progress: make(chan struct{}),
 	}
+	d.w = rowqueue.New(rowqueue.Config{
+		Name:       "pgpersist",
+		QueueLimit: opts.QueueLimit,
+		BatchDelay: opts.BatchDelay,
+		RetryMin:   opts.RetryMin,
+		RetryMax:   opts.RetryMax,
+		Logger:     d.log,
+		Closed:     ErrClosed,
+		Refused:    errNotOwned,
+		Apply:      d.apply,
+	})
 	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("pgpersist: open: %w", err)
@@ -277,7 +259,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("pgpersist: open: node %s: %w", d.node, err)
 	}
-	go d.run()
+	d.w.Start()
 	go d.leaseLoop()
 	return d, nil
 }
@@ -314,323 +296,73 @@ func (d *DB) Region(region string, key pipeline.Key) (*Region, error) {
 	return &Region{d: d, region: region, key: key}, nil
 }
 
-// enqueue queues one change and, for a hot mark, its callback (nil for
-// none), never waiting for the database. While commits are failing, and
-// once the DB is closed, done is called at once with the error.
-func (d *DB) enqueue(f change, done func(error)) {
-	d.mu.Lock()
-	if d.closed {
-		d.stats.Dropped++
-		d.mu.Unlock()
-		if done != nil {
-			done(ErrClosed)
-		}
-		return
-	}
-	var failed error
-	if done != nil {
-		if d.stats.Failing {
-			failed = d.lastErr
-		} else {
-			d.front.done = append(d.front.done, hotDone{row: f.row, f: done})
-		}
-	}
-	d.seq++
-	if f.a > 0 {
-		f.seq = d.seq
-	}
-	dropped := 0
-	if _, ok := d.front.at[f.row]; !ok {
-		for d.front.rows() >= d.opts.QueueLimit {
-			dropped += d.front.dropOldest()
-		}
-	}
-	d.stats.Coalesced += uint64(d.front.put(f))
-	logDrop := dropped > 0 && d.noteDropsLocked(dropped)
-	total := d.stats.Dropped
-	d.mu.Unlock()
-	if logDrop {
-		d.logDrops(total)
-	}
-	if failed != nil {
-		done(failed)
-	}
-	d.signal(done != nil && failed == nil)
-}
-
-// enqueueJournal queues journal work (put runs under d.mu); once the DB
-// is closed the work is dropped.
-func (d *DB) enqueueJournal(put func(p *pending) (cancelled int)) {
-	d.mu.Lock()
-	if d.closed {
-		d.stats.Dropped++
-		d.mu.Unlock()
-		return
-	}
-	d.seq++
-	d.stats.Coalesced += uint64(put(d.front))
-	dropped := 0
-	for len(d.front.marks) > d.opts.QueueLimit {
-		d.front.dropOldestMark()
-		dropped++
-	}
-	logDrop := dropped > 0 && d.noteDropsLocked(dropped)
-	total := d.stats.Dropped
-	d.mu.Unlock()
-	if logDrop {
-		d.logDrops(total)
-	}
-	d.signal(false)
-}
-
-// signal wakes the writer; urgent asks it to skip its batch delay.
-func (d *DB) signal(urgent bool) {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-	if urgent {
-		select {
-		case d.now <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// noteDropsLocked counts n dropped writes and reports whether to log them
-// (at most once every logEvery). d.mu is held.
-func (d *DB) noteDropsLocked(n int) bool {
-	d.stats.Dropped += uint64(n)
-	now := time.Now()
-	if !d.droppedAt.IsZero() && now.Sub(d.droppedAt) < logEvery {
-		return false
-	}
-	d.droppedAt = now
-	return true
-}
-
-func (d *DB) logDrops(total uint64) {
-	d.log.Warn("pgpersist: too many pending writes; dropping the oldest", "limit_rows", d.opts.QueueLimit, "dropped_total", total)
-}
-
-// run is the writer goroutine.
-func (d *DB) run() {
-	defer close(d.done)
-	for {
-		if d.streak == 0 {
-			select {
-			case <-d.wake:
-				if d.opts.BatchDelay > 0 && !d.wait(d.opts.BatchDelay) {
-					d.final()
-					return
-				}
-			case <-d.now:
-			case <-d.stop:
-				d.final()
-				return
-			}
-		} else if !d.wait(backoff(d.streak, d.opts.RetryMin, d.opts.RetryMax)) {
-			d.final()
-			return
-		}
-		d.commit()
-	}
-}
-
-// wait waits for delay, or less if a commit is asked for; it returns
-// false when Close stops the writer.
-func (d *DB) wait(delay time.Duration) bool {
-	t := time.NewTimer(delay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-d.now:
-	case <-d.stop:
-		return false
-	}
-	return true
-}
-
-// backoff returns the wait before retry n (1 for the first): lo doubling
-// per failure up to hi, less a random part of up to half, so that nodes
-// that failed together do not retry in step.
-func backoff(n uint64, lo, hi time.Duration) time.Duration {
-	w := lo
-	for i := uint64(1); i < n && w < hi; i++ {
-		w *= 2
-	}
-	w = min(w, hi)
-	return w - rand.N(w/2+1)
-}
-
-// final is the writer's last commit, at Close.
-func (d *DB) final() {
-	if err := d.commit(); err != nil {
-		lost := d.batch.writes
-		d.batch.reset()
-		d.mu.Lock()
-		d.stats.Dropped += uint64(lost)
-		d.batchOps = 0
-		d.closeErr = fmt.Errorf("pgpersist: close: %d writes lost, the database is still failing: %w", lost, err)
-		d.mu.Unlock()
-		d.log.Error("pgpersist: writes lost at close", "writes", lost, "failures", d.streak, "error", err)
-	}
-}
-
-// commit takes the writes queued since the last commit into the batch
-// (which keeps those of a failed commit) and commits it in one
-// transaction.
-func (d *DB) commit() error {
-	select {
-	case <-d.now:
-	default:
-	}
-	d.mu.Lock()
-	front := d.front
-	d.front, d.spare = d.spare, nil
-	d.batchOps += front.writes
-	upTo := d.seq
-	if d.streak > 0 {
-		d.stats.Retries++
-	}
-	owner := d.ownerLocked()
-	d.mu.Unlock()
-
-	cancelled := d.batch.merge(front)
-	front.reset()
-	dropped := 0
-	for d.batch.rows() > d.opts.QueueLimit {
-		dropped += d.batch.dropOldest()
-	}
-	var err error
-	var refused map[row]bool
-	if d.batch.writes > 0 {
-		refused, err = d.apply(d.batch, owner)
-	}
-	now := time.Now()
-	ops := d.batch.writes
-	done := d.batch.takeDone()
-	if err == nil {
-		d.batch.reset()
-	}
-
-	d.mu.Lock()
-	d.spare = front
-	d.stats.Coalesced += uint64(cancelled)
-	logDrop := dropped > 0 && d.noteDropsLocked(dropped)
-	d.attempts++
-	streak, downAt := d.streak, d.downAt
-	if err == nil {
-		d.stats.Written += uint64(ops)
-		d.committed = upTo
-		d.stats.Failing = false
-		d.batchOps = 0
-	} else {
-		d.stats.Failures++
-		d.stats.Failing = true
-		d.stats.LastError = err.Error()
-		d.lastErr = err
-		d.failSeq, d.failAt = upTo, d.attempts
-		d.batchOps = ops
-	}
-	pending := d.batchOps + d.front.writes
-	total := d.stats.Dropped
-	close(d.progress)
-	d.progress = make(chan struct{})
-	d.mu.Unlock()
-
-	if logDrop {
-		d.logDrops(total)
-	}
-	for _, h := range done {
-		switch {
-		case err != nil:
-			h.f(err)
-		case refused[h.row]:
-			h.f(errNotOwned)
-		default:
-			h.f(nil)
-		}
-	}
-	switch {
-	case err == nil && streak > 0:
-		d.streak = 0
-		d.log.Info(fmt.Sprintf("pgpersist: writes resumed after %d failures, %v", streak, now.Sub(downAt).Round(time.Millisecond)),
-			"failures", streak, "written", ops, "dropped_total", total)
-	case err == nil:
-	case streak == 0:
-		d.streak, d.downAt, d.loggedAt = 1, now, now
-		d.log.Warn("pgpersist: writing locations failed; keeping the writes and retrying", "pending", pending, "error", err)
-	default:
-		d.streak++
-		if now.Sub(d.loggedAt) >= logEvery {
-			d.loggedAt = now
-			d.log.Warn("pgpersist: writing locations still failing", "failures", d.streak, "pending", pending,
-				"down", now.Sub(downAt).Round(time.Second), "dropped_total", total, "error", err)
-		}
-	}
-	return err
-}
-
-// ownerLocked is the owner written on rows this node adds or marks hot:
-// the node, or NULL once its lease is lost. d.mu is held.
-func (d *DB) ownerLocked() *string {
-	if d.stats.LeaseLost {
+// owner is the owner written on rows this node adds or marks hot: the
+// node, or NULL once its lease is lost.
+func (d *DB) owner() *string {
+	if d.lost() {
 		return nil
 	}
 	return &d.node
 }
 
-// apply commits b in one transaction, its statements sent as one batch.
-// It returns the rows whose hot mark matched nothing: another node owns
-// them, or they are gone.
-func (d *DB) apply(b *pending, owner *string) (map[row]bool, error) {
+// lost reports whether the node's lease is lost (see ErrLeaseLost).
+func (d *DB) lost() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.leaseLost
+}
+
+// apply commits b in one transaction, its statements sent as one batch
+// (rowqueue.Config.Apply). It returns the rows whose hot mark matched
+// nothing: another node owns them, or they are gone.
+func (d *DB) apply(b *rowqueue.Pending) (map[rowqueue.Row]bool, error) {
+	owner := d.owner()
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.Timeout)
 	defer cancel()
 	var q pgx.Batch
-	d.order = b.order(d.order)
+	d.order = b.Order(d.order)
 	// hot[i] is the change whose hot mark is statement i, nil for others.
-	var hot []*change
-	var lost []row
-	queue := func(c *change, sql string, args ...any) {
+	var hot []*rowqueue.Change
+	var lost []rowqueue.Row
+	queue := func(c *rowqueue.Change, sql string, args ...any) {
 		q.Queue(sql, args...)
 		hot = append(hot, c)
 	}
 	for _, c := range d.order {
-		w := &c.row
-		if c.r > 0 {
-			queue(nil, sqlRemove, c.r, w.region, string(w.key), w.world, w.x, w.y, w.z, d.node)
+		w := &c.Row
+		if c.Removes > 0 {
+			queue(nil, sqlRemove, c.Removes, w.Region, string(w.Key), w.World, w.X, w.Y, w.Z, d.node)
 		}
-		if c.a > 0 {
-			queue(nil, sqlAdd, c.a, w.region, string(w.key), w.world, w.x, w.y, w.z, c.idx, owner)
+		if c.Adds > 0 {
+			queue(nil, sqlAdd, c.Adds, w.Region, string(w.Key), w.World, w.X, w.Y, w.Z, c.Idx, owner)
 		}
 		switch {
-		case c.hot && owner != nil:
-			queue(c, sqlHot, w.region, string(w.key), w.world, w.x, w.z, *owner)
-		case c.hot:
+		case c.Hot && owner != nil:
+			queue(c, sqlHot, w.Region, string(w.Key), w.World, w.X, w.Z, *owner)
+		case c.Hot:
 			// The lease was lost since the mark was queued: the row may
 			// be another node's by now.
-			lost = append(lost, c.row)
+			lost = append(lost, c.Row)
 		}
 	}
 	clear(d.order)
 	regions := map[string]bool{}
-	for _, m := range b.marks {
-		q.Queue(sqlMark, int64(m.m.Seq), d.node, m.region, m.m.Index, int(m.m.Cause), m.m.Source, m.m.At.UnixNano())
-		regions[m.region] = true
+	for _, m := range b.Marks {
+		q.Queue(sqlMark, int64(m.Mark.Seq), d.node, m.Region, m.Mark.Index, int(m.Mark.Cause), m.Mark.Source, m.Mark.At.UnixNano())
+		regions[m.Region] = true
 	}
-	for k, at := range b.spots {
-		q.Queue(sqlSpot, k.region, k.x, k.z, at, d.node)
-		regions[k.region] = true
+	for k, at := range b.Spots {
+		q.Queue(sqlSpot, k.Region, k.X, k.Z, at, d.node)
+		regions[k.Region] = true
 	}
-	for region, seq := range b.trims {
+	for region, seq := range b.Trims {
 		q.Queue(sqlTrim, region, d.node, int64(seq), time.Now().Add(-JournalRetention).UnixNano())
 	}
 	for region := range regions {
 		// Delivered at commit: the other nodes read the feed then.
 		q.Queue(`SELECT pg_notify($1, $2)`, FeedChannel, region)
 	}
-	refused := map[row]bool{}
+	refused := map[rowqueue.Row]bool{}
 	for _, r := range lost {
 		refused[r] = true
 	}
@@ -643,7 +375,7 @@ func (d *DB) apply(b *pending, owner *string) (map[row]bool, error) {
 				return err
 			}
 			if i < len(hot) && hot[i] != nil && tag.RowsAffected() == 0 {
-				refused[hot[i].row] = true
+				refused[hot[i].Row] = true
 			}
 		}
 		return br.Close()
@@ -658,45 +390,18 @@ func (d *DB) apply(b *pending, owner *string) (map[row]bool, error) {
 // ctx ends, asking for a commit at once. If that commit fails Flush
 // returns its error (the writes are kept and retried); errors recovered
 // from are not reported. It returns ErrClosed once the DB is closed.
-func (d *DB) Flush(ctx context.Context) error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return ErrClosed
-	}
-	target, start := d.seq, d.attempts
-	for d.committed < target {
-		if d.failAt > start && d.failSeq >= target {
-			err := fmt.Errorf("pgpersist: %d writes not committed, kept for a retry: %w", d.batchOps+d.front.writes, d.lastErr)
-			d.mu.Unlock()
-			return err
-		}
-		ch := d.progress
-		d.mu.Unlock()
-		select {
-		case d.now <- struct{}{}:
-		default:
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-d.done:
-			return ErrClosed
-		}
-		d.mu.Lock()
-	}
-	d.mu.Unlock()
-	return nil
-}
+func (d *DB) Flush(ctx context.Context) error { return d.w.Flush(ctx) }
 
 // Stats returns the DB's counters.
 func (d *DB) Stats() Stats {
+	c := d.w.Stats()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := d.stats
-	st.Pending = d.batchOps + d.front.writes
-	return st
+	return Stats{
+		Pending: c.Pending, Written: c.Written, Coalesced: c.Coalesced, Dropped: c.Dropped,
+		Failures: c.Failures, Retries: c.Retries, Failing: c.Failing, LastError: c.LastError,
+		Claimed: d.claimed, Swept: d.swept, LeaseLost: d.leaseLost,
+	}
 }
 
 // Close commits what is pending, stops the writer and the lease upkeep,
@@ -705,21 +410,13 @@ func (d *DB) Stats() Stats {
 // queued afterwards are dropped. If the final commit fails Close returns
 // an error that says how many writes were lost. Close is idempotent.
 func (d *DB) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
+	// The lease upkeep stops before the final commit, so that the owner
+	// that commit writes stays put.
+	first, err := d.w.Close(d.haltLease)
+	if !first {
 		return nil
 	}
-	d.closed = true
-	d.mu.Unlock()
-	d.haltLease()
-	close(d.stop)
-	<-d.done
-	d.mu.Lock()
-	err := d.closeErr
-	lost := d.stats.LeaseLost
-	d.mu.Unlock()
-	if err == nil && !d.abandon && !lost {
+	if err == nil && !d.abandon && !d.lost() {
 		if cerr := d.release(); cerr != nil {
 			err = fmt.Errorf("pgpersist: close: recording a clean shutdown: %w", cerr)
 		}

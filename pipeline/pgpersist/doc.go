@@ -10,7 +10,10 @@
 // and Close at once), one transaction and one pipelined round trip per
 // batch; a failed batch is kept and retried with back-off
 // (Options.RetryMin, RetryMax); the pending work is bounded
-// (Options.QueueLimit), dropping the oldest rows past it.
+// (Options.QueueLimit), dropping the oldest rows past it. That writer is
+// pipeline/internal/rowqueue, shared with sqlitepersist; this package
+// gives it the commit of a batch (one pgx batch in a transaction), which
+// answers each hot mark for its own row (see Nodes and ownership).
 //
 // # Tables
 //

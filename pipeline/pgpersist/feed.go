@@ -11,6 +11,7 @@ import (
 
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/pipeline/internal/rowqueue"
 )
 
 // FeedChannel is the PostgreSQL notification channel of the journal feed:
@@ -168,7 +169,7 @@ func (d *DB) Listen(ctx context.Context, notify func(region string), connected f
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(backoff(min(attempt, 10), d.opts.RetryMin, d.opts.RetryMax)):
+		case <-time.After(rowqueue.Backoff(min(attempt, 10), d.opts.RetryMin, d.opts.RetryMax)):
 		}
 		if err == nil {
 			attempt = 0
@@ -242,14 +243,14 @@ func (d *DB) LiveNodes(ctx context.Context, region string) ([]string, error) {
 // nothing while the lease holds. The lease goroutine calls it at each
 // heartbeat once the lease is lost.
 func (d *DB) rejoin(ctx context.Context) error {
-	if !d.Stats().LeaseLost {
+	if !d.lost() {
 		return nil
 	}
 	if err := d.register(ctx); err != nil {
 		return fmt.Errorf("pgpersist: rejoin: %w", err)
 	}
 	d.mu.Lock()
-	d.stats.LeaseLost = false
+	d.leaseLost = false
 	d.mu.Unlock()
 	d.log.Info("pgpersist: the node rejoined the fleet under a new lease", "version", d.version)
 	return nil

@@ -183,7 +183,7 @@ func (d *DB) leaseLoop() {
 		case <-d.leaseStop:
 			return
 		case <-beat.C:
-			if d.Stats().LeaseLost {
+			if d.lost() {
 				ctx, cancel := context.WithTimeout(context.Background(), min(d.opts.Timeout, d.opts.LeaseTTL))
 				if err := d.rejoin(ctx); err != nil && !failing {
 					failing = true
@@ -222,7 +222,7 @@ func (d *DB) leaseLoop() {
 // keeps that state, when the lease had already lapsed or another run has
 // the name.
 func (d *DB) Heartbeat(ctx context.Context) error {
-	if d.Stats().LeaseLost {
+	if d.lost() {
 		return ErrLeaseLost
 	}
 	start := time.Now()
@@ -243,7 +243,7 @@ func (d *DB) Heartbeat(ctx context.Context) error {
 
 func (d *DB) loseLease() {
 	d.mu.Lock()
-	d.stats.LeaseLost = true
+	d.leaseLost = true
 	d.leaseUntil = time.Time{}
 	d.mu.Unlock()
 }
@@ -291,7 +291,7 @@ func (d *DB) Sweep(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("pgpersist: sweep: %w", err)
 	}
 	d.mu.Lock()
-	d.stats.Swept += uint64(n)
+	d.swept += uint64(n)
 	d.mu.Unlock()
 	return n, nil
 }
@@ -299,7 +299,7 @@ func (d *DB) Sweep(ctx context.Context) (int64, error) {
 // checkLease verifies in tx that the node's lease holds, and keeps it from
 // being swept until tx ends.
 func (d *DB) checkLease(ctx context.Context, tx pgx.Tx) error {
-	if d.Stats().LeaseLost {
+	if d.lost() {
 		return ErrLeaseLost
 	}
 	var ok bool
@@ -372,7 +372,7 @@ func (r *Region) ClaimCold(ctx context.Context, n int) ([]pipeline.Location, err
 		return nil, fmt.Errorf("pgpersist: claim in %s: %w", r.region, err)
 	}
 	d.mu.Lock()
-	d.stats.Claimed += uint64(rowsClaimed)
+	d.claimed += uint64(rowsClaimed)
 	d.mu.Unlock()
 	return out, nil
 }

@@ -25,19 +25,15 @@ var (
 	_ pipeline.Journal   = (*Region)(nil)
 )
 
-func (r *Region) row(loc pipeline.Location) row {
-	return row{region: r.region, key: r.key, world: loc.World, x: loc.X, y: loc.Y, z: loc.Z}
-}
-
 // Add implements pipeline.Persister; it never waits for the database.
 // The row is owned by the node.
 func (r *Region) Add(loc pipeline.Location) {
-	r.d.enqueue(change{row: r.row(loc), idx: loc.Index, a: 1}, nil)
+	r.d.w.Add(r.region, r.key, loc)
 }
 
 // Remove implements pipeline.Persister; it never waits for the database.
 func (r *Region) Remove(loc pipeline.Location) {
-	r.d.enqueue(change{row: r.row(loc), r: 1}, nil)
+	r.d.w.Remove(r.region, r.key, loc)
 }
 
 // MarkHot implements pipeline.Persister; it never waits for the database.
@@ -46,11 +42,11 @@ func (r *Region) Remove(loc pipeline.Location) {
 // left alone. While commits are failing, and once the lease is lost, done
 // hears of it at once.
 func (r *Region) MarkHot(loc pipeline.Location, done func(error)) {
-	if r.d.Stats().LeaseLost {
+	if r.d.lost() {
 		done(ErrLeaseLost)
 		return
 	}
-	r.d.enqueue(change{row: r.row(loc), hot: true}, done)
+	r.d.w.MarkHot(r.region, r.key, loc, done)
 }
 
 // Recovery implements pipeline.Persister: what the node's previous run
@@ -155,15 +151,12 @@ func (r *Region) Record(m pipeline.Mark) uint64 {
 		}
 		d.seqMu.Unlock()
 	}
-	var seq uint64
-	d.enqueueJournal(func(p *pending) int {
+	return d.w.Record(r.region, m, func() uint64 {
+		d.mu.Lock()
+		defer d.mu.Unlock()
 		d.markSeq++
-		seq = d.markSeq
-		m.Seq = seq
-		p.putMark(markRow{region: r.region, m: m})
-		return 0
+		return d.markSeq
 	})
-	return seq
 }
 
 // Position implements pipeline.Journal: the Seq of the node's last mark,
@@ -182,14 +175,12 @@ func (d *DB) Position() uint64 {
 // region's marks up to seq that this node recorded (its snapshot covers
 // those; other nodes trim their own). It never waits for the database.
 func (r *Region) Trim(seq uint64) {
-	r.d.enqueueJournal(func(p *pending) int { return p.putTrim(r.region, seq) })
+	r.d.w.Trim(r.region, seq)
 }
 
 // Claim implements pipeline.Journal: it never waits for the database.
 func (r *Region) Claim(s pipeline.Spot) {
-	r.d.enqueueJournal(func(p *pending) int {
-		return p.putSpot(spotKey{region: r.region, x: s.X, z: s.Z}, s.At.UnixNano())
-	})
+	r.d.w.Claim(r.region, s)
 }
 
 // Marks implements pipeline.Journal: the region's marks not trimmed,

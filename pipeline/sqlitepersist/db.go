@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 
 	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/pipeline/internal/rowqueue"
 )
 
 // Defaults of Options.
@@ -23,10 +24,6 @@ const (
 	DefaultRetryMin    = 100 * time.Millisecond
 	DefaultRetryMax    = 10 * time.Second
 )
-
-// logEvery is the pace of the log lines of a lasting failure (and of
-// dropped writes): at most one a minute after the first.
-const logEvery = time.Minute
 
 // schemaVersion is the PRAGMA user_version this package writes: 2 added
 // the hot column and the meta, memory_journal and spots tables.
@@ -133,7 +130,7 @@ type Options struct {
 	// documentation) and dropped writes. Default slog.Default().
 	Logger *slog.Logger
 
-	clock clock // tests only; default realClock
+	clock rowqueue.Clock // tests only; default the real clock
 }
 
 // Validate reports every invalid field at once.
@@ -171,8 +168,8 @@ type Stats struct {
 }
 
 // DB is the locations database. Open one with Open; the zero value is not
-// usable. A DB is safe for concurrent use. It owns one writer goroutine,
-// which Close stops.
+// usable. A DB is safe for concurrent use. It owns one writer goroutine
+// (a rowqueue.Writer, which commits with apply), which Close stops.
 type DB struct {
 	db   *sql.DB
 	path string
@@ -181,7 +178,7 @@ type DB struct {
 	// next Open sees the run as killed).
 	abandon bool
 	log     *slog.Logger
-	clock   clock
+	w       *rowqueue.Writer
 
 	add, dec, del, hot, mark, spot, trim *sql.Stmt
 
@@ -189,35 +186,8 @@ type DB struct {
 	unclean   bool
 	discarded map[string][]pipeline.Location // by region: hot rows deleted at Open
 
-	wake chan struct{} // buffered(1): the queue is not empty
-	now  chan struct{} // buffered(1): Flush is waiting, do not delay
-	stop chan struct{} // closed by Close
-	done chan struct{} // closed when the writer has returned
-
-	// The writer's own: the batch it commits, kept across failures.
-	batch    *pending
-	order    []*change
-	streak   uint64    // failed commits in a row
-	downAt   time.Time // when the streak began
-	loggedAt time.Time // when the streak was last logged
-
-	mu sync.Mutex
-	// mu protects the following fields.
-	front     *pending      // writes since the writer last took them
-	spare     *pending      // the writer's emptied front, for the next swap
-	batchOps  int           // writes the writer holds (its batch, and the front it took), for Stats
-	seq       uint64        // sequence number of the last queued write
-	markSeq   uint64        // Seq of the last journal mark queued
-	committed uint64        // writes up to this sequence number are committed
-	attempts  uint64        // commits tried
-	failSeq   uint64        // the last failed commit covered writes up to this
-	failAt    uint64        // attempts when the last commit failed
-	lastErr   error         // of the last failed commit
-	closeErr  error         // writes lost at Close
-	progress  chan struct{} // closed and replaced after every commit tried
-	closed    bool
-	droppedAt time.Time // when a drop was last logged
-	stats     Stats     // counters other than Pending
+	order   []*rowqueue.Change // apply's, on the writer goroutine
+	markSeq atomic.Uint64      // Seq of the last journal mark queued
 }
 
 // Open opens (creating it and its directory if needed) the locations
@@ -239,34 +209,29 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.BatchDelay == 0 {
 		opts.BatchDelay = DefaultBatchDelay
 	}
-	if opts.RetryMin == 0 {
-		opts.RetryMin = DefaultRetryMin
-		if opts.RetryMax > 0 {
-			opts.RetryMin = min(opts.RetryMin, opts.RetryMax)
-		}
-	}
-	if opts.RetryMax == 0 {
-		opts.RetryMax = max(DefaultRetryMax, opts.RetryMin)
-	}
+	opts.RetryMin, opts.RetryMax = rowqueue.RetryBounds(opts.RetryMin, opts.RetryMax, DefaultRetryMin, DefaultRetryMax)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.clock == nil {
-		opts.clock = realClock{}
-	}
-	d := &DB{
-		path: path, opts: opts, log: opts.Logger, clock: opts.clock,
-		wake: make(chan struct{}, 1), now: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		batch: newPending(), front: newPending(), spare: newPending(),
-		progress: make(chan struct{}),
-	}
+	d := &DB{path: path, opts: opts, log: opts.Logger}
+	d.w = rowqueue.New(rowqueue.Config{
+		Name:       "sqlitepersist",
+		QueueLimit: opts.QueueLimit,
+		BatchDelay: opts.BatchDelay,
+		RetryMin:   opts.RetryMin,
+		RetryMax:   opts.RetryMax,
+		Logger:     opts.Logger.With("path", path),
+		Clock:      opts.clock,
+		Closed:     ErrClosed,
+		Apply:      d.apply,
+	})
 	if err := d.open(ctx); err != nil {
 		if d.db != nil {
 			d.db.Close()
 		}
 		return nil, fmt.Errorf("sqlitepersist: open %s: %w", path, err)
 	}
-	go d.run()
+	d.w.Start()
 	return d, nil
 }
 
@@ -369,7 +334,7 @@ func (d *DB) recover(ctx context.Context) error {
 	if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM memory_journal`).Scan(&last); err != nil {
 		return fmt.Errorf("read journal position: %w", err)
 	}
-	d.markSeq = uint64(last.Int64)
+	d.markSeq.Store(uint64(last.Int64))
 	if err := tx.Commit(); err != nil {
 		return err
 	}
@@ -400,181 +365,6 @@ func (d *DB) Region(region string, key pipeline.Key) (*Region, error) {
 	return &Region{d: d, region: region, key: key}, nil
 }
 
-// enqueue queues one write without waiting for the database: it composes
-// the write into the pending change of its row, or adds one, dropping the
-// oldest row past QueueLimit.
-func (d *DB) enqueue(f change) { d.enqueueDone(f, nil) }
-
-// enqueueDone is enqueue of a change with a MarkHot callback (done, nil
-// for none), which the commit of the change calls. While the writes are
-// failing, and once the DB is closed, done is called at once with the
-// error (a failing mark is still queued and retried).
-func (d *DB) enqueueDone(f change, done func(error)) {
-	d.mu.Lock()
-	if d.closed {
-		d.stats.Dropped++
-		d.mu.Unlock()
-		if done != nil {
-			done(ErrClosed)
-		}
-		return
-	}
-	var failed error
-	if done != nil {
-		if d.stats.Failing {
-			failed = d.lastErr
-		} else {
-			d.front.done = append(d.front.done, done)
-		}
-	}
-	d.seq++
-	if f.a > 0 {
-		f.addSeq = d.seq
-	}
-	dropped := 0
-	if _, ok := d.front.at[f.row]; !ok {
-		for d.front.rows() >= d.opts.QueueLimit {
-			dropped += d.front.dropOldest()
-		}
-	}
-	d.stats.Coalesced += uint64(d.front.put(f))
-	logDrop := dropped > 0 && d.noteDropsLocked(dropped)
-	total := d.stats.Dropped
-	d.mu.Unlock()
-	if logDrop {
-		d.logDrops(total)
-	}
-	if failed != nil {
-		done(failed)
-	}
-	d.signal(done != nil && failed == nil)
-}
-
-// signal wakes the writer; urgent asks it to commit without its batch
-// delay (a promotion waits for the commit).
-func (d *DB) signal(urgent bool) {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-	if urgent {
-		select {
-		case d.now <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// enqueueJournal queues journal work (put, under d.mu) without waiting for
-// the database; once the DB is closed the write is dropped.
-func (d *DB) enqueueJournal(put func(p *pending) (cancelled int)) bool {
-	d.mu.Lock()
-	if d.closed {
-		d.stats.Dropped++
-		d.mu.Unlock()
-		return false
-	}
-	d.seq++
-	d.stats.Coalesced += uint64(put(d.front))
-	dropped := 0
-	for len(d.front.marks) > d.opts.QueueLimit {
-		d.front.dropOldestMark()
-		dropped++
-	}
-	logDrop := dropped > 0 && d.noteDropsLocked(dropped)
-	total := d.stats.Dropped
-	d.mu.Unlock()
-	if logDrop {
-		d.logDrops(total)
-	}
-	d.signal(false)
-	return true
-}
-
-// noteDropsLocked counts n dropped writes and reports whether to log it
-// (at most once every logEvery). d.mu is held.
-func (d *DB) noteDropsLocked(n int) bool {
-	d.stats.Dropped += uint64(n)
-	now := d.clock.Now()
-	if !d.droppedAt.IsZero() && now.Sub(d.droppedAt) < logEvery {
-		return false
-	}
-	d.droppedAt = now
-	return true
-}
-
-func (d *DB) logDrops(total uint64) {
-	d.log.Warn("sqlitepersist: too many pending writes; dropping the oldest",
-		"path", d.path, "limit_rows", d.opts.QueueLimit, "dropped_total", total)
-}
-
-// run is the writer goroutine: it waits for writes (then BatchDelay), or
-// after a failure for the back-off, and tries to commit everything
-// pending. Flush cuts either wait short; Close makes it try once more and
-// return.
-func (d *DB) run() {
-	defer close(d.done)
-	for {
-		if d.streak == 0 {
-			select {
-			case <-d.wake:
-				if d.opts.BatchDelay > 0 && !d.wait(d.opts.BatchDelay) {
-					d.final()
-					return
-				}
-			case <-d.now:
-			case <-d.stop:
-				d.final()
-				return
-			}
-		} else if !d.wait(backoff(d.streak, d.opts.RetryMin, d.opts.RetryMax)) {
-			d.final()
-			return
-		}
-		d.commit()
-	}
-}
-
-// wait waits for delay, or less if Flush asks; it returns false when Close
-// does.
-func (d *DB) wait(delay time.Duration) bool {
-	c, release := d.clock.After(delay)
-	defer release()
-	select {
-	case <-c:
-	case <-d.now:
-	case <-d.stop:
-		return false
-	}
-	return true
-}
-
-// final is the writer's last commit, at Close: writes that fail now are
-// lost, and Close says how many.
-func (d *DB) final() {
-	if err := d.commit(); err != nil {
-		lost := d.batch.ops
-		d.batch.reset()
-		d.mu.Lock()
-		d.stats.Dropped += uint64(lost)
-		d.batchOps = 0
-		d.closeErr = fmt.Errorf("sqlitepersist: close: %d writes lost, the database is still failing: %w", lost, err)
-		d.mu.Unlock()
-		d.log.Error("sqlitepersist: writes lost at close", "path", d.path, "writes", lost, "failures", d.streak, "error", err)
-		return
-	}
-	if d.abandon {
-		return
-	}
-	// Every write is committed: no row is hot any longer (the pipelines
-	// unloaded their entries), and the run ends cleanly.
-	if err := d.markClean(); err != nil {
-		d.mu.Lock()
-		d.closeErr = fmt.Errorf("sqlitepersist: close: recording a clean shutdown: %w", err)
-		d.mu.Unlock()
-	}
-}
-
 // markClean turns every hot row cold and records a clean shutdown, in one
 // transaction.
 func (d *DB) markClean() error {
@@ -594,101 +384,15 @@ func (d *DB) markClean() error {
 	return tx.Commit()
 }
 
-// commit takes the writes queued since the last commit into the batch
-// (which still holds those of a failed commit, if any) and commits the
-// batch in one transaction. On failure the batch is kept for the next
-// try.
-func (d *DB) commit() error {
-	// This commit serves every Flush that asked so far: a request left
-	// over would cut the next wait short for nothing.
-	select {
-	case <-d.now:
-	default:
-	}
-	d.mu.Lock()
-	front := d.front
-	d.front, d.spare = d.spare, nil
-	d.batchOps += front.ops // in the writer's hands now
-	upTo := d.seq
-	retry := d.streak > 0
-	if retry {
-		d.stats.Retries++
-	}
-	d.mu.Unlock()
-
-	cancelled := d.batch.merge(front)
-	front.reset()
-	dropped := 0
-	for d.batch.rows() > d.opts.QueueLimit {
-		dropped += d.batch.dropOldest()
-	}
-	var err error
-	if d.batch.ops > 0 {
-		err = d.apply(d.batch)
-	}
-	now := d.clock.Now()
-	ops := d.batch.ops
-	// The hot marks of a failed commit stay in the batch and are retried,
-	// but their callers hear of the failure now.
-	done := d.batch.takeDone()
-	if err == nil {
-		d.batch.reset()
-	}
-
-	d.mu.Lock()
-	d.spare = front
-	d.stats.Coalesced += uint64(cancelled)
-	logDrop := dropped > 0 && d.noteDropsLocked(dropped)
-	d.attempts++
-	streak, downAt := d.streak, d.downAt
-	if err == nil {
-		d.stats.Written += uint64(ops)
-		d.committed = upTo
-		d.stats.Failing = false
-		d.batchOps = 0
-	} else {
-		d.stats.Failures++
-		d.stats.Failing = true
-		d.stats.LastError = err.Error()
-		d.lastErr = err
-		d.failSeq, d.failAt = upTo, d.attempts
-		d.batchOps = ops
-	}
-	pending := d.batchOps + d.front.ops
-	total := d.stats.Dropped
-	close(d.progress)
-	d.progress = make(chan struct{})
-	d.mu.Unlock()
-
-	if logDrop {
-		d.logDrops(total)
-	}
-	for _, f := range done {
-		f(err)
-	}
-	switch {
-	case err == nil && streak > 0:
-		d.streak = 0
-		d.log.Info(fmt.Sprintf("sqlitepersist: writes resumed after %d failures, %v", streak, now.Sub(downAt).Round(time.Millisecond)),
-			"path", d.path, "failures", streak, "down", now.Sub(downAt), "written", ops, "dropped_total", total)
-	case err == nil:
-	case streak == 0:
-		d.streak, d.downAt, d.loggedAt = 1, now, now
-		d.log.Warn("sqlitepersist: writing locations failed; keeping the writes and retrying",
-			"path", d.path, "pending", pending, "error", err)
-	default:
-		d.streak++
-		if now.Sub(d.loggedAt) >= logEvery {
-			d.loggedAt = now
-			d.log.Warn("sqlitepersist: writing locations still failing",
-				"path", d.path, "failures", d.streak, "pending", pending, "down", now.Sub(downAt).Round(time.Second), "dropped_total", total, "error", err)
-		}
-	}
-	return err
+// apply commits the changes of b in one transaction (rowqueue.Config.Apply).
+// SQLite refuses no hot mark: a mark on a row that is gone does nothing.
+func (d *DB) apply(b *rowqueue.Pending) (map[rowqueue.Row]bool, error) {
+	return nil, d.applyTx(b)
 }
 
-// apply commits the changes of b in one transaction.
-func (d *DB) apply(b *pending) error {
+// applyTx is apply's transaction: the row changes in order, then the
+// journal work.
+func (d *DB) applyTx(b *rowqueue.Pending) error {
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.BusyTimeout+10*time.Second)
 	defer cancel()
 	tx, err := d.db.BeginTx(ctx, nil)
@@ -697,31 +401,31 @@ func (d *DB) apply(b *pending) error {
 	}
 	defer tx.Rollback()
 	add, dec, del, hot := tx.StmtContext(ctx, d.add), tx.StmtContext(ctx, d.dec), tx.StmtContext(ctx, d.del), tx.StmtContext(ctx, d.hot)
-	d.order = b.order(d.order)
+	d.order = b.Order(d.order)
 	defer clear(d.order)
 	for _, c := range d.order {
-		w := c.row
-		if c.r > 0 {
+		w := c.Row
+		if c.Removes > 0 {
 			// The row goes if it has at most r copies; otherwise r fewer.
-			r, err := del.ExecContext(ctx, c.r, w.region, string(w.key), w.world, w.x, w.y, w.z)
+			r, err := del.ExecContext(ctx, c.Removes, w.Region, string(w.Key), w.World, w.X, w.Y, w.Z)
 			if err != nil {
 				return fmt.Errorf("remove: %w", err)
 			}
 			if n, err := r.RowsAffected(); err != nil {
 				return fmt.Errorf("remove: %w", err)
 			} else if n == 0 {
-				if _, err := dec.ExecContext(ctx, c.r, w.region, string(w.key), w.world, w.x, w.y, w.z); err != nil {
+				if _, err := dec.ExecContext(ctx, c.Removes, w.Region, string(w.Key), w.World, w.X, w.Y, w.Z); err != nil {
 					return fmt.Errorf("remove: %w", err)
 				}
 			}
 		}
-		if c.a > 0 {
-			if _, err := add.ExecContext(ctx, c.a, w.region, string(w.key), w.world, w.x, w.y, w.z, c.idx); err != nil {
+		if c.Adds > 0 {
+			if _, err := add.ExecContext(ctx, c.Adds, w.Region, string(w.Key), w.World, w.X, w.Y, w.Z, c.Idx); err != nil {
 				return fmt.Errorf("add: %w", err)
 			}
 		}
-		if c.hot {
-			if _, err := hot.ExecContext(ctx, w.region, string(w.key), w.world, w.x, w.z); err != nil {
+		if c.Hot {
+			if _, err := hot.ExecContext(ctx, w.Region, string(w.Key), w.World, w.X, w.Z); err != nil {
 				return fmt.Errorf("mark hot: %w", err)
 			}
 		}
@@ -734,26 +438,26 @@ func (d *DB) apply(b *pending) error {
 
 // applyJournal writes the journal work of b in tx: marks, spots, then
 // trims (a trim may cover marks of the same batch).
-func (d *DB) applyJournal(ctx context.Context, tx *sql.Tx, b *pending) error {
-	if len(b.marks) > 0 {
+func (d *DB) applyJournal(ctx context.Context, tx *sql.Tx, b *rowqueue.Pending) error {
+	if len(b.Marks) > 0 {
 		st := tx.StmtContext(ctx, d.mark)
-		for _, m := range b.marks {
-			if _, err := st.ExecContext(ctx, int64(m.m.Seq), m.region, m.m.Index, int(m.m.Cause), m.m.Source, m.m.At.UnixNano()); err != nil {
+		for _, m := range b.Marks {
+			if _, err := st.ExecContext(ctx, int64(m.Mark.Seq), m.Region, m.Mark.Index, int(m.Mark.Cause), m.Mark.Source, m.Mark.At.UnixNano()); err != nil {
 				return fmt.Errorf("journal mark: %w", err)
 			}
 		}
 	}
-	if len(b.spots) > 0 {
+	if len(b.Spots) > 0 {
 		st := tx.StmtContext(ctx, d.spot)
-		for k, at := range b.spots {
-			if _, err := st.ExecContext(ctx, k.region, k.x, k.z, at); err != nil {
+		for k, at := range b.Spots {
+			if _, err := st.ExecContext(ctx, k.Region, k.X, k.Z, at); err != nil {
 				return fmt.Errorf("journal spot: %w", err)
 			}
 		}
 	}
-	if len(b.trims) > 0 {
+	if len(b.Trims) > 0 {
 		st := tx.StmtContext(ctx, d.trim)
-		for region, seq := range b.trims {
+		for region, seq := range b.Trims {
 			if _, err := st.ExecContext(ctx, region, int64(seq)); err != nil {
 				return fmt.Errorf("trim journal: %w", err)
 			}
@@ -768,46 +472,11 @@ func (d *DB) applyJournal(ctx context.Context, tx *sql.Tx, b *pending) error {
 // for the next retry: the writes are kept and retried, and a later Flush
 // returns nil once they are committed. Errors recovered from are not
 // reported. Flush returns ErrClosed once the DB is closed.
-func (d *DB) Flush(ctx context.Context) error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return ErrClosed
-	}
-	target, start := d.seq, d.attempts
-	for d.committed < target {
-		if d.failAt > start && d.failSeq >= target {
-			err := fmt.Errorf("sqlitepersist: %d writes not committed, kept for a retry: %w", d.batchOps+d.front.ops, d.lastErr)
-			d.mu.Unlock()
-			return err
-		}
-		ch := d.progress
-		d.mu.Unlock()
-		select {
-		case d.now <- struct{}{}:
-		default:
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-d.done:
-			return ErrClosed
-		}
-		d.mu.Lock()
-	}
-	d.mu.Unlock()
-	return nil
-}
+func (d *DB) Flush(ctx context.Context) error { return d.w.Flush(ctx) }
 
-// Stats returns the DB's counters.
-func (d *DB) Stats() Stats {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	st := d.stats
-	st.Pending = d.batchOps + d.front.ops
-	return st
-}
+// Stats returns the DB's counters: the writer's, field for field (a
+// field added to one and not the other stops the conversion compiling).
+func (d *DB) Stats() Stats { return Stats(d.w.Stats()) }
 
 // Close commits what is pending, stops the writer and closes the
 // database. Writes queued afterwards are dropped. If the commit fails,
@@ -815,18 +484,17 @@ func (d *DB) Stats() Stats {
 // lost. A failure that writes recovered from before is not reported.
 // Close is idempotent.
 func (d *DB) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
+	first, werr := d.w.Close(nil)
+	if !first {
 		return nil
 	}
-	d.closed = true
-	d.mu.Unlock()
-	close(d.stop)
-	<-d.done
-	d.mu.Lock()
-	werr := d.closeErr
-	d.mu.Unlock()
+	// Every write is committed: no row is hot any longer (the pipelines
+	// unloaded their entries), and the run ends cleanly.
+	if werr == nil && !d.abandon {
+		if err := d.markClean(); err != nil {
+			werr = fmt.Errorf("sqlitepersist: close: recording a clean shutdown: %w", err)
+		}
+	}
 	for _, s := range []*sql.Stmt{d.add, d.dec, d.del, d.hot, d.mark, d.spot, d.trim} {
 		s.Close()
 	}
@@ -881,18 +549,14 @@ type Region struct {
 
 var _ pipeline.Persister = (*Region)(nil)
 
-func (r *Region) row(loc pipeline.Location) row {
-	return row{region: r.region, key: r.key, world: loc.World, x: loc.X, y: loc.Y, z: loc.Z}
-}
-
 // Add implements pipeline.Persister; it never waits for the database.
 func (r *Region) Add(loc pipeline.Location) {
-	r.d.enqueue(change{row: r.row(loc), idx: loc.Index, a: 1})
+	r.d.w.Add(r.region, r.key, loc)
 }
 
 // Remove implements pipeline.Persister; it never waits for the database.
 func (r *Region) Remove(loc pipeline.Location) {
-	r.d.enqueue(change{row: r.row(loc), r: 1})
+	r.d.w.Remove(r.region, r.key, loc)
 }
 
 // Load implements pipeline.Persister: after flushing the queue it deletes

@@ -44,6 +44,9 @@
 // nothing (Stats.Coalesced), and the memory held is one change per row,
 // however many writes. Rows inserted afresh still get ids in the order of
 // their Adds. Flush waits until everything queued before it is committed.
+// The queue and the writer are pipeline/internal/rowqueue, shared with
+// pgpersist; this package gives them the commit of a batch in one SQLite
+// transaction.
 //
 // The pending work is bounded (Options.QueueLimit, in rows; at most twice
 // that is held, half gathering while the writer commits the other half).

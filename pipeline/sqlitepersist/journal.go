@@ -16,7 +16,7 @@ var _ pipeline.Journal = (*Region)(nil)
 // The writer commits a hot mark without its batch delay; while commits
 // are failing, done hears of the failure at once.
 func (r *Region) MarkHot(loc pipeline.Location, done func(error)) {
-	r.d.enqueueDone(change{row: r.row(loc), hot: true}, done)
+	r.d.w.MarkHot(r.region, r.key, loc, done)
 }
 
 // Recovery implements pipeline.Persister. The DB finds what the previous
@@ -31,35 +31,17 @@ func (d *DB) Unclean() bool { return d.unclean }
 
 // Record implements pipeline.Journal: it never waits for the database.
 func (r *Region) Record(m pipeline.Mark) uint64 {
-	var seq uint64
-	r.d.enqueueJournal(func(p *pending) int {
-		r.d.markSeq++
-		seq = r.d.markSeq
-		m.Seq = seq
-		p.putMark(markRow{region: r.region, m: m})
-		return 0
-	})
-	return seq
+	return r.d.w.Record(r.region, m, func() uint64 { return r.d.markSeq.Add(1) })
 }
 
 // Position implements pipeline.Journal.
-func (r *Region) Position() uint64 {
-	r.d.mu.Lock()
-	defer r.d.mu.Unlock()
-	return r.d.markSeq
-}
+func (r *Region) Position() uint64 { return r.d.markSeq.Load() }
 
 // Trim implements pipeline.Journal: it never waits for the database.
-func (r *Region) Trim(seq uint64) {
-	r.d.enqueueJournal(func(p *pending) int { return p.putTrim(r.region, seq) })
-}
+func (r *Region) Trim(seq uint64) { r.d.w.Trim(r.region, seq) }
 
 // Claim implements pipeline.Journal: it never waits for the database.
-func (r *Region) Claim(s pipeline.Spot) {
-	r.d.enqueueJournal(func(p *pending) int {
-		return p.putSpot(spotKey{region: r.region, x: s.X, z: s.Z}, s.At.UnixNano())
-	})
-}
+func (r *Region) Claim(s pipeline.Spot) { r.d.w.Claim(r.region, s) }
 
 // Marks implements pipeline.Journal.
 func (r *Region) Marks(ctx context.Context) ([]pipeline.Mark, error) {
