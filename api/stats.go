@@ -35,6 +35,9 @@ type Stats struct {
 	// Watch is what the change watcher of a Minecraft world saw; nil (the
 	// key absent) for other worlds or with watching off.
 	Watch *WatchStats `json:"watch,omitempty"`
+	// Fleet is the node's part in a fleet; nil (the key absent) when the
+	// server runs alone.
+	Fleet *FleetStats `json:"fleet,omitempty"`
 	// Recovery is what the region found of the previous run at start.
 	Recovery RecoveryStats `json:"recovery"`
 	// Handouts count the locations handed out and how they closed.
@@ -286,4 +289,39 @@ type HandoutStats struct {
 	// new one; Refused the teleports refused with too-many-open.
 	Replaced uint64 `json:"replaced"`
 	Refused  uint64 `json:"refused"`
+}
+
+// FleetStats describe the node serving a region as one node of a fleet.
+type FleetStats struct {
+	// Node is the node's name.
+	Node string `json:"node"`
+	// Degraded: the database does not answer, or writes to it fail; the
+	// node serves the hot entries it holds and promotes none.
+	Degraded bool `json:"degraded"`
+	// LeaseLost: the node's lease lapsed; it rejoins at its next
+	// heartbeat.
+	LeaseLost bool `json:"leaseLost"`
+	// LeaseUntil is until when the node's claims are surely its own.
+	LeaseUntil time.Time `json:"leaseUntil"`
+	// Listening: the journal feed's notifications arrive (otherwise the
+	// feed is polled every second).
+	Listening bool `json:"listening"`
+	// Share and Nodes: the node screens share Share (from 0) of Nodes.
+	Share int `json:"share"`
+	Nodes int `json:"nodes"`
+	// FeedMarks and FeedSpots count the rejections and placement spots
+	// learnt from other nodes; FeedReads and FeedErrors the feed's reads.
+	FeedMarks  uint64 `json:"feedMarks"`
+	FeedSpots  uint64 `json:"feedSpots"`
+	FeedReads  uint64 `json:"feedReads"`
+	FeedErrors uint64 `json:"feedErrors"`
+	// Adopted counts the locations claimed from the shared pool (rows of
+	// nodes that stopped or died); ClaimErrors the claims that failed.
+	Adopted     uint64 `json:"adopted"`
+	ClaimErrors uint64 `json:"claimErrors"`
+	// Pending counts the writes waiting for the database; Failing reports
+	// that the last commit failed, LastError why.
+	Pending   int    `json:"pending"`
+	Failing   bool   `json:"failing"`
+	LastError string `json:"lastError,omitempty"`
 }
