@@ -10,8 +10,9 @@
 // An Engine runs a Spec: plain Go values naming the data folder, the
 // worlds (built-in procedural or Minecraft worlds, or any world.Source of
 // the embedder's), the regions with their fixed settings and their live
-// ones (RegionLive, which Reload applies), the verifiers and the handout
-// bounds. The engine knows nothing of YAML: package config translates an
+// ones (RegionLive, which Reload applies), the verifiers, the handout
+// bounds, the terrain archive and the fleet (see Fleet). The engine knows
+// nothing of YAML: package config translates an
 // rtp.yml into a Spec (config.Config.Spec). A Go program embeds the engine
 // by writing a Spec itself (see the example and examples/embed); the zero
 // Spec runs one procedural world with one default region.
@@ -34,39 +35,47 @@
 //	<data>/rtp.db              locations of every region (sqlitepersist)
 //	<data>/memory/<region>.bin spatial memory of each region
 //
+// (with Spec.Fleet.DatabaseURL, the claims and the locations live in that
+// PostgreSQL database instead of claims.db and rtp.db, and with
+// Spec.Archive.URL the archives in PostgreSQL schemas instead of files),
 // and restores each region's persisted locations as cold entries. Every
 // region's pipeline shares one screening gate (Options.ScreenWorkers over
-// Spec.ScreenWorkers: by default GOMAXPROCS-1), so the
-// refill never takes every processor from the requests. Run then drives
-// every region: one pulse loop per region (Region.Pulse period)
-// calling pipeline.Pulse, the memory table's rebuild loop, a periodic save
-// of the memory file and the unique-placement marker; and one sweep that
-// closes the locations handed out and never completed
-// (Options.HandoutLifespan). When Run's context ends it shuts down in
-// order: intake stops (waiting teleports fail with ReasonShutdown), the
-// region loops return, each pipeline closes (its hot reservations closed,
-// its locations kept for the next start), each memory file is saved, every
-// location handed out is closed, the archives flush and close, each
-// resident store closes (closing any reservation still open), and the
-// databases close. Close does the same shutdown for an Engine that was
-// never run. Ready reports when every region has finished its first pulse.
+// Spec.ScreenWorkers: by default GOMAXPROCS-1), so the refill never takes
+// every processor from the requests. Run then drives every region: one
+// pulse loop per region (Region.Pulse period) calling pipeline.Pulse, the
+// memory table's rebuild loop, a periodic save of the memory file and the
+// unique-placement marker; one sweep that closes the locations handed out
+// and never completed (Options.HandoutLifespan); the change watcher of each
+// Minecraft world (unless Options.WatchPeriod is negative); and, in a
+// fleet, the fleet's upkeep (see Fleet). When Run's context ends it shuts
+// down in order: intake stops (waiting teleports fail with ReasonShutdown),
+// the region loops return, each pipeline closes (its hot reservations
+// closed, its locations kept for the next start), each memory file is
+// saved, every location handed out is closed, a shared network lease store
+// closes (keeping the leases, for the other nodes to redeem), the archives
+// flush and close, each resident store closes (closing any reservation
+// still open), and the databases close (a fleet node's gives its rows back
+// to the fleet). Close does the same shutdown for an Engine that was never
+// run. Ready reports whether Run runs, every region has finished its first
+// pulse and, in a fleet, the database answers.
 //
 // # Teleports
 //
 // Teleport takes a location from, in order of the Request: a network
 // token's lease (Token), the login reserve (Sink "login", falling through
 // to the general sink when empty), the player's personal queue (when it
-// holds a location, or explicitly with Sink "personal"), a named extra
-// sink, or the general sink: one call of pipeline.Pipeline.Take, which
-// routes the request and, under unique placement, asks the engine to
+// holds a location, or explicitly with Sink "personal"), or the general
+// sink (Sink "general", or by default): one call of pipeline.Pipeline.Take,
+// which routes the request and, under unique placement, asks the engine to
 // admit each entry. On a miss it waits, bounded by its context, for the
-// next entry to land in the sink it waits on (a promotion, a transfer or
-// a returning lease), and tries again; a region whose scan is paused fails at once with ReasonPaused. It
-// never fails silently: every failure is an *Error carrying a Reason. The
-// location carries the biome of its landing column, the sink that served
-// it and how long the request took; its reservation stays open until
-// Complete (the player arrived), Cancel (the player gave up: the location
-// goes back to cold) or the end of its lifespan.
+// next entry to land in the sink it waits on (a promotion, a transfer or a
+// returning lease), and tries again; a region whose scan is paused fails at
+// once with ReasonPaused. It never fails silently: every failure is an
+// *Error carrying a Reason. The location carries the biome of its landing
+// column, the sink that served it and how long the request took; its
+// reservation stays open until Complete (the player arrived), Cancel (the
+// player gave up: the location goes back to cold) or the end of its
+// lifespan.
 //
 // The hit path takes no lock but one shard of the handout table and the
 // resident store's on Complete, and does not allocate (see
@@ -103,6 +112,59 @@
 // token are handed out regardless, since they were promised, and their
 // spot is recorded. A cancelled location's spot is released and the
 // location given back to cold.
+//
+// # Fleet
+//
+// Spec.Fleet makes the engine one node of a fleet: several engines,
+// usually rtp serve processes behind a load balancer, sharing their state
+// (docs/fleet.md is the operator's guide). Each part is optional:
+//
+//   - FleetSpec.DatabaseURL, a PostgreSQL database holding the locations
+//     of every region with their memory journal and spots
+//     (pipeline/pgpersist) and the claims (claims.OpenPostgres);
+//   - FleetSpec.LeasesURL, a Redis holding the network leases
+//     (lease/redis), so that a token reserved through one node is
+//     redeemed through any other;
+//   - FleetSpec.Node, the node's name in the database and in the leases
+//     it grants. Default: the host name, a dash and six random hex
+//     digits, drawn by New, so that a fleet should set it for a restarted
+//     node to find, and clean up after, its previous run;
+//   - FleetSpec.NodeLease (DefaultNodeLease, 15 s), how long the node's
+//     claims on shared rows outlive its last heartbeat.
+//
+// The terrain archive is shared apart (ArchiveSpec.URL).
+//
+// With a database, New registers the node, and Run adds the fleet's
+// upkeep. Every 2 s each region's pipeline gets its share of the chunks
+// among the live nodes serving the region (pipeline.Pipeline.SetShare),
+// so that the nodes screen different candidates and together draw from
+// the region's distribution as one node would. The rejections and spots
+// the other nodes commit reach the region's memory and placements when
+// the database's notification arrives (pgpersist.DB.Listen), or at the
+// next read of the feed, every second; the writer's 100 ms batch delay is
+// most of the delay. Every 250 ms, while its cold stage has room, a region
+// claims rows no node owns (those of nodes that stopped, or that died,
+// returned by a sweep a tenth of a lease after their lease lapsed) and
+// adopts them into cold (pipeline.Pipeline.Adopt), drawing no new
+// candidates while the pool may hold more (pipeline.Pipeline.HoldDraws).
+// Hot marks are checked row by row: an entry whose row another node owns
+// is dropped at promotion (pipeline.ErrNotOwned), never served.
+//
+// The database is pinged
+// every second; while it does not answer the node is degraded: Ready
+// fails, FleetStats.Degraded is set, the hot entries held are served and
+// none is promoted, and one warning is logged, then one line when it
+// answers again. A node whose lease was lost (FleetStats.LeaseLost)
+// promotes and claims nothing and rejoins at its next heartbeat as a new
+// run of its name; its cold entries whose rows another node claimed
+// meanwhile are dropped at promotion. At shutdown the node gives its rows
+// back to the pool and records a clean stop.
+//
+// With a lease store, the node that reserved a token keeps its entry while
+// the lease lasts and returns it to its pool only once the store confirms
+// the release; a network call the store cannot decide fails with
+// ReasonLeasesUnavailable. Stats.Fleet (FleetStats) describes the node's
+// part in each region.
 //
 // # Scan control and reload
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,11 +30,11 @@ const (
 var (
 	// ErrClosed is returned once the DB is closed.
 	ErrClosed = errors.New("pgpersist: closed")
-	// ErrLeaseLost is returned by the fleet methods once the node's lease
-	// has lapsed (it was swept by a node, possibly itself) or another
-	// process took the node's name over. It is final for the DB: the
-	// entries the node holds may be served by other nodes, so the caller
-	// must drop them and open the DB again.
+	// ErrLeaseLost is returned by the fleet methods, and given to hot
+	// marks, once the node's lease has lapsed (it was swept by a node,
+	// possibly itself) or another process took the node's name over. The
+	// node's cold rows may be other nodes' by now; the DB rejoins as a new
+	// run at its next heartbeat (see the package documentation).
 	ErrLeaseLost = errors.New("pgpersist: the node's lease was lost")
 )
 
@@ -204,6 +205,7 @@ type DB struct {
 	leaseUntil        time.Time // the local, conservative end of the lease
 	leaseLost         bool      // see ErrLeaseLost and Stats.LeaseLost
 	claimed, swept    uint64    // Stats.Claimed and Stats.Swept
+	regions           []string  // opened by Region, in order; a rejoin lists them again
 }
 
 // Open connects to the PostgreSQL database of dsn (a pgx connection
@@ -287,6 +289,11 @@ func (d *DB) Region(region string, key pipeline.Key) (*Region, error) {
 	}
 	// The node's row lists the regions it serves, for fleet status; a
 	// failure costs only that, so it is logged and the region opened.
+	d.mu.Lock()
+	if !slices.Contains(d.regions, region) {
+		d.regions = append(d.regions, region)
+	}
+	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.Timeout)
 	defer cancel()
 	if _, err := d.pool.Exec(ctx, `UPDATE nodes SET regions = array_append(regions, $2)

@@ -3,6 +3,7 @@ package pgpersist_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -165,6 +166,9 @@ func TestRejoinAfterLostLease(t *testing.T) {
 	}
 	if a.LeaseUntil().Before(time.Now()) {
 		t.Fatalf("after rejoining LeaseUntil() = %v, in the past", a.LeaseUntil())
+	}
+	if live, err := b.LiveNodes(ctx, "r"); err != nil || !slices.Contains(live, "a") {
+		t.Fatalf("LiveNodes(r) after a rejoined = %v, %v; want a listed (it serves r)", live, err)
 	}
 	byB := map[int64]bool{}
 	for _, l := range taken {

@@ -126,10 +126,17 @@ func (d *DB) register(ctx context.Context) error {
 				}
 			}
 		}
-		// The run starts with no region: DB.Region adds those it opens.
+		// A run starts with the regions opened so far: none at Open
+		// (DB.Region adds those it opens), all of them on a rejoin.
+		d.mu.Lock()
+		regions := slices.Clone(d.regions)
+		d.mu.Unlock()
+		if regions == nil {
+			regions = []string{}
+		}
 		return tx.QueryRow(ctx, `UPDATE nodes SET version = version + 1, state = $2, started = now(), heartbeat = now(),
-			expires = now() + make_interval(secs => $3), software = $4, regions = '{}' WHERE name = $1 RETURNING version`,
-			d.node, stateRunning, d.ttlSeconds(), d.opts.Software).Scan(&d.version)
+			expires = now() + make_interval(secs => $3), software = $4, regions = $5 WHERE name = $1 RETURNING version`,
+			d.node, stateRunning, d.ttlSeconds(), d.opts.Software, regions).Scan(&d.version)
 	})
 	if err != nil {
 		return err
@@ -248,12 +255,12 @@ func (d *DB) loseLease() {
 	d.mu.Unlock()
 }
 
-// LeaseUntil returns until when the node may serve the entries it holds:
+// LeaseUntil returns until when the node's claims are surely its own:
 // the start of its last successful renewal plus LeaseTTL, measured on the
 // local clock, which is no later than the database's view of the lease.
-// After it, a sweep may return the node's claims to others; an engine
-// must stop handing out places then. It is the zero time once the lease
-// is lost.
+// After it, a sweep may return the node's cold rows to others (its hot
+// rows are discarded, so the hot entries it holds stay its own to serve).
+// It is the zero time once the lease is lost.
 func (d *DB) LeaseUntil() time.Time {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"runtime/pprof"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -19,7 +21,8 @@ import (
 
 type serveOptions struct {
 	engineOptions
-	listen string
+	listen     string
+	cpuProfile string
 }
 
 func newServeCmd() *cobra.Command {
@@ -56,6 +59,7 @@ scanned again.`,
 	}
 	o.register(cmd)
 	cmd.Flags().StringVar(&o.listen, "listen", "", "address to listen on, host:port (default: the configuration's server.listen)")
+	cmd.Flags().StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
 	return cmd
 }
 
@@ -74,6 +78,17 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	logger, err := o.logger(stderr)
 	if err != nil {
 		return err
+	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if perr := stop(); err == nil {
+				err = perr
+			}
+		}()
 	}
 	cfg, err := o.load(ctx, logger)
 	if err != nil {
@@ -178,4 +193,21 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// startCPUProfile profiles the process into path until the returned
+// function is called.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
