@@ -2,13 +2,10 @@ package engine_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"math"
 	"net"
 	"net/url"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -18,50 +15,17 @@ import (
 
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/internal/pgtest"
 	"github.com/rtpengine/rtp/memory"
 )
 
 // fleetDatabase returns a PostgreSQL URL whose search_path is a fresh
-// schema of its own, dropped at cleanup, or skips without
+// schema of its own (see pgtest.Schema), or skips without
 // RTP_TEST_POSTGRES.
 func fleetDatabase(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv("RTP_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("RTP_TEST_POSTGRES is not set: fleet tests need a PostgreSQL server, " +
-			"e.g. RTP_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "rtp_fleet_" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connect to RTP_TEST_POSTGRES: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), base)
-		if err != nil {
-			t.Errorf("drop schema: %v", err)
-			return
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema: %v", err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	_, u := pgtest.Schema(t)
+	return u
 }
 
 // fleetNode starts one engine of a fleet on db under name.

@@ -71,7 +71,7 @@ func APIStats(st engine.Stats) api.Stats {
 				Polls: r.Polls, ChangedChunks: r.ChangedChunks, WarningsSuppressed: r.WarningsSuppressed}}
 	}
 	if f := st.Fleet; f != nil {
-		out.Fleet = &api.FleetStats{Node: f.Node, Degraded: f.Degraded, LeaseLost: f.LeaseLost, LeaseUntil: f.LeaseUntil,
+		out.Fleet = &api.FleetStats{Node: f.Node, Degraded: f.Degraded, LeaseLost: f.LeaseLost, LeaseUntil: f.LeaseUntil.UTC(),
 			Listening: f.Listening, Share: f.Share, Nodes: f.Nodes, FeedMarks: f.FeedMarks, FeedSpots: f.FeedSpots,
 			FeedReads: f.FeedReads, FeedErrors: f.FeedErrors, Adopted: f.Adopted, ClaimErrors: f.ClaimErrors,
 			Pending: f.Pending, Failing: f.Failing, LastError: f.LastError}

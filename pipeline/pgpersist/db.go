@@ -206,6 +206,8 @@ type DB struct {
 	leaseLost         bool      // see ErrLeaseLost and Stats.LeaseLost
 	claimed, swept    uint64    // Stats.Claimed and Stats.Swept
 	regions           []string  // opened by Region, in order; a rejoin lists them again
+
+	schema string // the tables' schema, set by Open: feed notifications name it
 }
 
 // Open connects to the PostgreSQL database of dsn (a pgx connection
@@ -252,6 +254,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("pgpersist: open: %w", err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&d.schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pgpersist: open: current schema: %w", err)
 	}
 	if err := d.reserveBlock(ctx); err != nil {
 		pool.Close()
@@ -367,7 +373,9 @@ func (d *DB) apply(b *rowqueue.Pending) (map[rowqueue.Row]bool, error) {
 	}
 	for region := range regions {
 		// Delivered at commit: the other nodes read the feed then.
-		q.Queue(`SELECT pg_notify($1, $2)`, FeedChannel, region)
+		// The payload names the schema too: notifications are
+		// database-wide, and fleets in other schemas must not wake.
+		q.Queue(`SELECT pg_notify($1, current_schema() || ':' || $2)`, FeedChannel, region)
 	}
 	refused := map[rowqueue.Row]bool{}
 	for _, r := range lost {

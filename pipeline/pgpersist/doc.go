@@ -85,8 +85,8 @@
 // # Feed
 //
 // Every commit that adds marks or spots notifies FeedChannel with the
-// region's name (pg_notify in the commit's transaction, so it is delivered
-// at commit). Region.Feed reads what the other nodes committed past a
+// schema and the region's name (pg_notify in the commit's transaction, so
+// it is delivered at commit; a listener ignores other schemas'). Region.Feed reads what the other nodes committed past a
 // Cursor (FeedStart): marks in each node's Seq order, and spots written by
 // other nodes, read again from a few seconds before the latest one seen,
 // since the writers' clocks differ. So a rejection or placement learnt on

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,7 +17,7 @@ import (
 
 // FeedChannel is the PostgreSQL notification channel of the journal feed:
 // every commit that adds marks or spots of a region notifies it with the
-// region's name as payload, so that the other nodes read them at once
+// schema and the region's name as payload ("schema:region"), so that the other nodes read them at once
 // (Region.Feed) rather than at their next poll.
 const FeedChannel = "rtp_journal"
 
@@ -198,7 +199,11 @@ func (d *DB) listenOnce(ctx context.Context, notify func(string), connected func
 			}
 			return err
 		}
-		notify(n.Payload)
+		// "schema:region": a notification of another schema's fleet is
+		// none of this node's business.
+		if region, ok := strings.CutPrefix(n.Payload, d.schema+":"); ok {
+			notify(region)
+		}
 	}
 }
 
