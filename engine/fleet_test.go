@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/url"
@@ -15,8 +17,12 @@ import (
 
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/internal/pgtest"
 	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/terrain/procgen"
+	"github.com/rtpengine/rtp/world"
+	"github.com/rtpengine/rtp/world/procworld"
 )
 
 // fleetDatabase returns a PostgreSQL URL whose search_path is a fresh
@@ -254,5 +260,98 @@ func TestFleetDatabaseLoss(t *testing.T) {
 		if err := a.Complete(loc.ID); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// recordingSource counts the chunks a node screens (Summary) on a world
+// shared by the test's nodes.
+type recordingSource struct {
+	src     *procworld.World
+	mu      sync.Mutex
+	counted bool
+	seen    map[geom.Chunk]bool
+}
+
+func (s *recordingSource) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, error) {
+	return s.src.Load(ctx, pos)
+}
+
+func (s *recordingSource) Summary(ctx context.Context, pos geom.Chunk) (*world.Chunk, error) {
+	s.mu.Lock()
+	if s.counted {
+		s.seen[pos] = true
+	}
+	s.mu.Unlock()
+	return s.src.Summary(ctx, pos)
+}
+
+func (s *recordingSource) start() {
+	s.mu.Lock()
+	s.counted, s.seen = true, map[geom.Chunk]bool{}
+	s.mu.Unlock()
+}
+
+func (s *recordingSource) chunks() map[geom.Chunk]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.seen)
+}
+
+// TestFleetScreeningSplit: once two nodes see each other, they screen
+// disjoint chunks of their region (the duplicate-screening share is 0
+// but for the seconds a change of membership takes to be seen).
+func TestFleetScreeningSplit(t *testing.T) {
+	db := fleetDatabase(t)
+	shared := independentWorld(t, procgen.DefaultParams())
+	region := config.DefaultRegionName
+	var srcs []*recordingSource
+	var nodes []*engine.Engine
+	for _, name := range []string{"a", "b"} {
+		src := &recordingSource{src: shared}
+		cfg := testConfig(t)
+		spec := specOf(t, cfg)
+		spec.Worlds = map[string]engine.WorldSpec{config.DefaultWorldName: {Source: src, Key: "shared-procedural"}}
+		rs := spec.Regions[region]
+		rs.World = config.DefaultWorldName
+		spec.Regions[region] = rs
+		spec.Fleet = engine.FleetSpec{DatabaseURL: db, Node: name, NodeLease: 2 * time.Second}
+		e, err := engine.New(t.Context(), spec, engine.Options{Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.Close(context.Background()) })
+		run(t, e)
+		srcs, nodes = append(srcs, src), append(nodes, e)
+	}
+	waitFor(t, "both nodes sharing the screening", func() bool {
+		return stats(t, nodes[0], region).Fleet.Nodes == 2 && stats(t, nodes[1], region).Fleet.Nodes == 2
+	})
+	for _, s := range srcs {
+		s.start()
+	}
+	// Drain both nodes so they keep screening.
+	for i := 0; len(srcs[0].chunks()) < 150 || len(srcs[1].chunks()) < 150; i++ {
+		for n, e := range nodes {
+			loc := teleport(t, e, engine.Request{Player: fmt.Sprintf("p%d-%d", n, i)})
+			if err := e.Complete(loc.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i > 5000 {
+			t.Fatalf("screened only %d and %d chunks", len(srcs[0].chunks()), len(srcs[1].chunks()))
+		}
+	}
+	a, b := srcs[0].chunks(), srcs[1].chunks()
+	both := 0
+	for c := range a {
+		if b[c] {
+			both++
+		}
+	}
+	share := float64(both) / float64(len(a)+len(b)-both)
+	t.Logf("duplicate-screening share: %d of %d chunks screened by both nodes (%.1f%%); a screened %d, b %d",
+		both, len(a)+len(b)-both, 100*share, len(a), len(b))
+	if both != 0 {
+		t.Errorf("%d chunks screened by both nodes once they shared the region, want 0", both)
 	}
 }
