@@ -114,10 +114,12 @@ func TestPregenUsage(t *testing.T) {
 func TestPregenTimeout(t *testing.T) {
 	t.Parallel()
 	// A region that pulses once an hour does not fill: pregen gives up at
-	// its timeout with an error that says how far it got.
+	// its timeout with an error that says how far it got. (The first
+	// pulse, at start, may have screened some places into cold by then,
+	// but nothing is promoted before the next.)
 	path, _ := smallConfig(t, "1h")
 	_, _, err := run(t, "pregen", "--config", path, "--timeout", "300ms")
-	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") || !strings.Contains(err.Error(), "default general 0/4 cold 0/32") {
+	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") || !strings.Contains(err.Error(), "default general 0/4 cold ") {
 		t.Fatalf("pregen past its timeout = %v", err)
 	}
 }
