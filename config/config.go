@@ -148,6 +148,11 @@ type Archive struct {
 	// URL is the PostgreSQL connection URL (kind postgres); when empty,
 	// the environment variable RTP_ARCHIVE_URL. Default "".
 	URL ServiceURL `yaml:"url"`
+	// Schema is the PostgreSQL schema of the archive (kind postgres);
+	// further procedural worlds use "<schema>_<world>". Fleets sharing
+	// one database keep their archives apart by it. Default
+	// "rtp_archive".
+	Schema string `yaml:"schema"`
 	// MaxEntries bounds the tiles kept. Default 65536
 	// (archive.DefaultMaxEntries).
 	MaxEntries int64 `yaml:"max_entries"`
@@ -575,6 +580,7 @@ const (
 	DefaultDataDir           = "rtp-data"
 	DefaultDatabasePath      = "rtp.db"
 	DefaultArchivePath       = "archive.db"
+	DefaultArchiveSchema     = engine.DefaultArchiveSchema
 	DefaultTTLFile           = "ttl.yml"
 	DefaultWorldName         = "world"
 	DefaultRegionName        = "default"
@@ -609,6 +615,7 @@ func Default() *Config {
 		Archive: Archive{
 			Kind:       KindSQLite,
 			Path:       DefaultArchivePath,
+			Schema:     DefaultArchiveSchema,
 			MaxEntries: archive.DefaultMaxEntries,
 			MaxBytes:   archive.DefaultMaxBytes,
 		},

@@ -38,6 +38,7 @@ func (c *Config) Spec() (engine.Spec, error) {
 			Disabled: c.Archive.Mode() == KindDisabled,
 			Path:     c.Archive.Path,
 			Limits:   c.Archive.Limits(),
+			Schema:   c.Archive.Schema,
 			URL:      archiveURL.Reveal(),
 		},
 		TTLPath:         c.TTLFile,

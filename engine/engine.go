@@ -278,7 +278,7 @@ func New(ctx context.Context, spec Spec, opts Options) (_ *Engine, err error) {
 		var w *worldState
 		switch ws.kind() {
 		case "procedural":
-			w, err = e.openProcedural(ctx, name, *ws.Procedural, archivePath(spec.Archive.Path, procedural, name), archiveSchema(procedural, name))
+			w, err = e.openProcedural(ctx, name, *ws.Procedural, archivePath(spec.Archive.Path, procedural, name), archiveSchema(spec.Archive.Schema, procedural, name))
 			procedural++
 		case "minecraft":
 			w, err = e.openMinecraft(ctx, name, *ws.Minecraft)
@@ -329,10 +329,9 @@ func archivePath(p string, n int, world string) string {
 }
 
 // archiveSchema returns the PostgreSQL schema of the n-th procedural
-// world's archive (see archivePath): "rtp_archive" for the first, and
-// "rtp_archive_<world>" for the others, cut to PostgreSQL's 63 bytes.
-func archiveSchema(n int, world string) string {
-	const base = "rtp_archive"
+// world's archive (see archivePath): base for the first, and
+// "<base>_<world>" for the others, cut to PostgreSQL's 63 bytes.
+func archiveSchema(base string, n int, world string) string {
 	if n == 0 {
 		return base
 	}

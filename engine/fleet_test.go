@@ -355,3 +355,40 @@ func TestFleetScreeningSplit(t *testing.T) {
 		t.Errorf("%d chunks screened by both nodes once they shared the region, want 0", both)
 	}
 }
+
+// TestFleetArchiveInPostgres: with Archive.URL a procedural world keeps
+// its terrain tiles in PostgreSQL (the schema Archive.Schema), where every
+// node of a fleet finds them.
+func TestFleetArchiveInPostgres(t *testing.T) {
+	schema, db := pgtest.Schema(t)
+	cfg := testConfig(t)
+	spec := specOf(t, cfg)
+	spec.Archive.URL, spec.Archive.Schema = db, schema
+	spec.Fleet = engine.FleetSpec{DatabaseURL: db, Node: "archivist"}
+	e, err := engine.New(t.Context(), spec, engine.Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	run(t, e)
+	loc := teleport(t, e, engine.Request{Player: "p"})
+	if err := e.Complete(loc.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(context.Background()); err != nil { // flushes the archive
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int64
+	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM "+pgx.Identifier{schema, "records"}.Sanitize()).Scan(&n); err != nil {
+		t.Fatalf("the archive's table in schema %s: %v", schema, err)
+	}
+	if n == 0 {
+		t.Fatal("no terrain tile in the PostgreSQL archive after a teleport")
+	}
+	t.Logf("%d tiles archived in %s", n, schema)
+}

@@ -29,6 +29,8 @@ const (
 	DefaultDatabase = "rtp.db"
 	// DefaultArchive is ArchiveSpec.Path's default, in the data folder.
 	DefaultArchive = "archive.db"
+	// DefaultArchiveSchema is ArchiveSpec.Schema's default.
+	DefaultArchiveSchema = "rtp_archive"
 	// DefaultWorldName and DefaultRegionName name the world and region of
 	// a Spec that has none.
 	DefaultWorldName  = "world"
@@ -147,6 +149,11 @@ type ArchiveSpec struct {
 	// database (package pgstore), shared by the nodes of a fleet, instead
 	// of the file at Path. Default "".
 	URL string
+	// Schema is the PostgreSQL schema of the first procedural world's
+	// archive (URL only); each other one is in "<Schema>_<world>".
+	// Fleets sharing one database keep apart by it. At most 63 bytes.
+	// Default DefaultArchiveSchema.
+	Schema string
 }
 
 // WorldSpec is one world. Exactly one of Source, Procedural and Minecraft
@@ -555,6 +562,12 @@ func (s Spec) resolve() (Spec, error) {
 	}
 	s.Archive.Path = inDir(s.DataDir, s.Archive.Path)
 	s.TTLPath = inDir(s.DataDir, s.TTLPath)
+	if s.Archive.Schema == "" {
+		s.Archive.Schema = DefaultArchiveSchema
+	}
+	if len(s.Archive.Schema) > 63 {
+		bad("Archive.Schema %q is longer than PostgreSQL's 63 bytes", s.Archive.Schema)
+	}
 	switch {
 	case s.Fleet.NodeLease == 0:
 		s.Fleet.NodeLease = DefaultNodeLease

@@ -146,7 +146,14 @@ func connectServices(ctx context.Context, c *config.Config, out, errOut io.Write
 		case s.kind == config.KindRedis:
 			found, err = probeRedis(sctx, s.url.Reveal())
 		default:
-			found, err = probePostgres(sctx, s.url.Reveal(), s.name == "archive")
+			archiveSchema := ""
+			if s.name == "archive" {
+				archiveSchema = c.Archive.Schema
+				if archiveSchema == "" {
+					archiveSchema = config.DefaultArchiveSchema
+				}
+			}
+			found, err = probePostgres(sctx, s.url.Reveal(), archiveSchema)
 		}
 		cancel()
 		if err != nil {
@@ -202,7 +209,7 @@ func scrubPassword(msg, u string) string {
 // version of rtp's tables in the connection's schema, for the archive the
 // one of the first archive's schema. A schema newer than this build reads
 // is an error, since a node would refuse it.
-func probePostgres(ctx context.Context, dsn string, isArchive bool) (string, error) {
+func probePostgres(ctx context.Context, dsn string, archiveSchema string) (string, error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return "", fmt.Errorf("cannot connect: %w", err)
@@ -217,8 +224,7 @@ func probePostgres(ctx context.Context, dsn string, isArchive bool) (string, err
 		return "", fmt.Errorf("reading the session: %w", err)
 	}
 	found := fmt.Sprintf("PostgreSQL %s, database %s, user %s", version, db, user)
-	if isArchive {
-		const archiveSchema = "rtp_archive" // the first procedural world's (pgstore's default)
+	if archiveSchema != "" { // the first procedural world's archive
 		v, err := tableVersion(ctx, conn, pgx.Identifier{archiveSchema, "meta"}.Sanitize(), `WHERE id = 1`)
 		switch {
 		case err != nil:
