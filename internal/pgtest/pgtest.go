@@ -41,14 +41,21 @@ func Schema(t testing.TB) (name, schemaURL string) {
 	name = "rtp_test_" + hex.EncodeToString(b[:])
 	exec(t, base, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize())
 	t.Cleanup(func() { exec(t, base, "DROP SCHEMA "+pgx.Identifier{name}.Sanitize()+" CASCADE") })
-	u, err := url.Parse(base)
+	return name, WithSearchPath(t, base, name)
+}
+
+// WithSearchPath returns the connection URL dsn with its search_path set
+// to schema (which need not exist).
+func WithSearchPath(t testing.TB, dsn, schema string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
 	if err != nil {
-		t.Fatalf("%s: %v", Env, err)
+		t.Fatalf("%s is not a URL: %v", Env, err)
 	}
 	q := u.Query()
-	q.Set("search_path", name)
+	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return name, u.String()
+	return u.String()
 }
 
 // exec runs one statement on its own connection.

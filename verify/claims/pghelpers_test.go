@@ -2,12 +2,9 @@ package claims_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"net"
 	"net/url"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,23 +12,16 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rtpengine/rtp/internal/pgtest"
 	"github.com/rtpengine/rtp/verify/claims"
 )
 
 // postgresEnv names the connection URL of the PostgreSQL server the tests
 // use; they skip when it is unset.
-const postgresEnv = "RTP_TEST_POSTGRES"
+const postgresEnv = pgtest.Env
 
 // pgServer returns the URL of the test server, or skips the test.
-func pgServer(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv(postgresEnv)
-	if u == "" {
-		t.Skip(postgresEnv + " is not set: the PostgreSQL back end's tests need a server, " +
-			"e.g. " + postgresEnv + "=postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
-	}
-	return u
-}
+func pgServer(t testing.TB) string { return pgtest.URL(t) }
 
 var postgresKind = backendKind{
 	name:  "postgres",
@@ -50,38 +40,13 @@ func TestContractPostgres(t *testing.T) {
 // that schema as its search_path, and the name.
 func newSchema(t testing.TB) (string, string) {
 	t.Helper()
-	server := pgServer(t)
-	var b [6]byte
-	rand.Read(b[:])
-	name := "rtp_claims_test_" + hex.EncodeToString(b[:])
-	pgExec(t, server, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, server)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", name, err)
-		}
-	})
-	return withSearchPath(t, server, name), name
+	name, u := pgtest.Schema(t)
+	return u, name
 }
 
 // withSearchPath returns the URL u with its search_path set to schema.
 func withSearchPath(t testing.TB, u, schema string) string {
-	t.Helper()
-	parsed, err := url.Parse(u)
-	if err != nil {
-		t.Fatalf("%s is not a URL: %v", postgresEnv, err)
-	}
-	q := parsed.Query()
-	q.Set("options", "-csearch_path="+schema)
-	parsed.RawQuery = q.Encode()
-	return parsed.String()
+	return pgtest.WithSearchPath(t, u, schema)
 }
 
 // pgExec runs statements on the database of u directly, as another
