@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"sync"
@@ -67,10 +68,7 @@ func (d fleetDB) region(name string, key pipeline.Key) (pipeline.Persister, erro
 type fleet struct {
 	db   *pgpersist.DB
 	node string
-	log  interface {
-		Warn(string, ...any)
-		Info(string, ...any)
-	}
+	log  *slog.Logger
 
 	listening atomic.Bool
 	// down is set while the database does not answer; downSince is when
@@ -154,11 +152,8 @@ type regionFleet struct {
 
 	marks, spots, reads, readErrors atomic.Uint64
 	adopted, claimErrors            atomic.Uint64
-	// lastRead is when the feed was last read without error (Unix
-	// nanoseconds).
-	lastRead atomic.Int64
-	rank     atomic.Int64
-	size     atomic.Int64
+	rank                            atomic.Int64
+	size                            atomic.Int64
 }
 
 // run drives the fleet's upkeep until ctx ends: the feed listener, the
@@ -233,7 +228,6 @@ func (r *Region) readFeed(ctx context.Context) {
 			}
 			return
 		}
-		rf.lastRead.Store(time.Now().UnixNano())
 		kept := 0
 		for _, m := range marks {
 			if ok, err := r.mem.AddBadAt(m.Index, m.Cause, m.Source, m.At); err == nil && ok {
