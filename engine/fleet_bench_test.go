@@ -38,7 +38,7 @@ func benchFleet(b *testing.B, nodes int) {
 	for i := range nodes {
 		cfg := testConfig(b)
 		rc := cfg.Regions[region]
-		rc.Shape.Radius = 2048
+		rc.Shape.Radius = 768 // about 7,000 chunks: the warm-up generates nearly all
 		rc.Sinks.General.Capacity = 64
 		rc.Pulse = 5 * time.Millisecond
 		rc.Queues = config.Queues{Backlog: 256, Cold: 256}
