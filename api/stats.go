@@ -319,6 +319,9 @@ type FleetStats struct {
 	// nodes that stopped or died); ClaimErrors the claims that failed.
 	Adopted     uint64 `json:"adopted"`
 	ClaimErrors uint64 `json:"claimErrors"`
+	// Foreign counts the entries dropped at promotion because another
+	// node owned their row (never served twice).
+	Foreign uint64 `json:"foreign"`
 	// Pending counts the writes waiting for the database; Failing reports
 	// that the last commit failed, LastError why.
 	Pending   int    `json:"pending"`

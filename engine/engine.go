@@ -891,6 +891,7 @@ func (e *Engine) Stats(region string) (Stats, error) {
 	for name, c := range r.served {
 		served[name] = c.Load()
 	}
+	pst := r.pipe.Stats()
 	return Stats{
 		Region:   region,
 		World:    r.spec.World,
@@ -916,11 +917,11 @@ func (e *Engine) Stats(region string) (Stats, error) {
 			SpotChunks: r.placed.len(),
 		},
 		UnknownBlocks: r.checker.Unknown(),
-		Pipeline:      r.pipe.Stats(),
+		Pipeline:      pst,
 		Memory:        r.mem.Stats(),
 		Resident:      r.world.resident.Stats(),
 		Watch:         r.world.watch.stats(region),
-		Fleet:         r.fleetStats(),
+		Fleet:         r.fleetStats(pst),
 	}, nil
 }
 

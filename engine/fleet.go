@@ -151,7 +151,7 @@ type regionFleet struct {
 	cursor *pgpersist.Cursor // the feed loop's own
 
 	marks, spots, reads, readErrors atomic.Uint64
-	adopted, claimErrors            atomic.Uint64
+	claimErrors                     atomic.Uint64
 	rank                            atomic.Int64
 	size                            atomic.Int64
 }
@@ -246,7 +246,7 @@ func (r *Region) readFeed(ctx context.Context) {
 			}
 			rf.spots.Add(uint64(len(spots)))
 		}
-		if len(marks) < 10_000 {
+		if len(marks) < pgpersist.FeedLimit {
 			return
 		}
 	}
@@ -276,7 +276,6 @@ func (r *Region) claimPool(ctx context.Context) {
 		return
 	}
 	n := r.pipe.Adopt(locs)
-	r.fleet.adopted.Add(uint64(n))
 	r.log.Debug("engine: claimed rows from the fleet's pool", "claimed", len(locs), "adopted", n)
 }
 
@@ -382,8 +381,12 @@ type FleetStats struct {
 	FeedSpots  uint64 `json:"feedSpots"`
 	FeedReads  uint64 `json:"feedReads"`
 	FeedErrors uint64 `json:"feedErrors"`
-	// Adopted counts rows claimed from the shared pool into cold.
+	// Adopted counts rows claimed from the shared pool into cold, and
+	// Foreign the entries dropped at promotion because another node owned
+	// their row (both pipeline.Stats' own, shown here); ClaimErrors the
+	// pool claims that failed.
 	Adopted     uint64 `json:"adopted"`
+	Foreign     uint64 `json:"foreign"`
 	ClaimErrors uint64 `json:"claimErrors"`
 	// Pending, Failing and LastError describe the writes to the database
 	// (see pgpersist.Stats).
@@ -392,8 +395,9 @@ type FleetStats struct {
 	LastError string `json:"lastError,omitempty"`
 }
 
-// stats returns the region's FleetStats, nil when it runs alone.
-func (r *Region) fleetStats() *FleetStats {
+// fleetStats returns the region's FleetStats, nil when it runs alone;
+// pst is the pipeline's snapshot of the same Stats.
+func (r *Region) fleetStats(pst pipeline.Stats) *FleetStats {
 	f, rf := r.e.fleet, r.fleet
 	if f == nil || rf == nil {
 		return nil
@@ -411,7 +415,8 @@ func (r *Region) fleetStats() *FleetStats {
 		FeedSpots:   rf.spots.Load(),
 		FeedReads:   rf.reads.Load(),
 		FeedErrors:  rf.readErrors.Load(),
-		Adopted:     rf.adopted.Load(),
+		Adopted:     pst.Adopted,
+		Foreign:     pst.Foreign,
 		ClaimErrors: rf.claimErrors.Load(),
 		Pending:     st.Pending,
 		Failing:     st.Failing,

@@ -85,9 +85,9 @@ func (p *Pipeline) SetShare(rank, size int) {
 	p.share.Store(uint64(size)<<32 | uint64(rank))
 }
 
-// Share returns the share set by SetShare: rank and size, 0 and 1 for
+// shareOf returns the share set by SetShare: rank and size, 0 and 1 for
 // all.
-func (p *Pipeline) Share() (rank, size int) {
+func (p *Pipeline) shareOf() (rank, size int) {
 	s := p.share.Load()
 	if s>>32 <= 1 {
 		return 0, 1
@@ -95,9 +95,9 @@ func (p *Pipeline) Share() (rank, size int) {
 	return int(s & (1<<32 - 1)), int(s >> 32)
 }
 
-// InShare reports whether the chunk of index idx belongs to share rank of
-// size (see SetShare).
-func InShare(idx int64, rank, size int) bool {
+// inShareOf reports whether the chunk of index idx belongs to share rank
+// of size (see SetShare).
+func inShareOf(idx int64, rank, size int) bool {
 	if size <= 1 {
 		return true
 	}

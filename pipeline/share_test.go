@@ -15,7 +15,7 @@ func TestSharesPartitionChunks(t *testing.T) {
 		for i := range int64(indices) {
 			owners := 0
 			for r := range n {
-				if InShare(i, r, n) {
+				if inShareOf(i, r, n) {
 					owners++
 					counts[r]++
 				}
@@ -31,7 +31,7 @@ func TestSharesPartitionChunks(t *testing.T) {
 			}
 		}
 	}
-	if !InShare(12345, 0, 1) || !InShare(12345, 0, 0) {
+	if !inShareOf(12345, 0, 1) || !inShareOf(12345, 0, 0) {
 		t.Error("a share of one (or none) must hold every index")
 	}
 }
@@ -45,8 +45,8 @@ func TestShareDraws(t *testing.T) {
 	for rank := range 2 {
 		e, rec := drawEnv(t, 60, geom.Flat{}, nil)
 		e.p.SetShare(rank, 2)
-		if r, n := e.p.Share(); r != rank || n != 2 {
-			t.Fatalf("Share() = %d, %d; want %d, 2", r, n, rank)
+		if r, n := e.p.shareOf(); r != rank || n != 2 {
+			t.Fatalf("shareOf() = %d, %d; want %d, 2", r, n, rank)
 		}
 		screened[rank] = runDraws(e, rec, 400)
 		shape = e.shape
@@ -56,7 +56,7 @@ func TestShareDraws(t *testing.T) {
 	for rank, cs := range screened {
 		for _, c := range cs {
 			i, _ := shape.Index(c)
-			if !InShare(i, rank, 2) {
+			if !inShareOf(i, rank, 2) {
 				t.Fatalf("node %d screened chunk %v (index %d) outside its share", rank, c, i)
 			}
 			seen[c] |= 1 << rank

@@ -73,7 +73,7 @@ func APIStats(st engine.Stats) api.Stats {
 	if f := st.Fleet; f != nil {
 		out.Fleet = &api.FleetStats{Node: f.Node, Degraded: f.Degraded, LeaseLost: f.LeaseLost, LeaseUntil: f.LeaseUntil.UTC(),
 			Listening: f.Listening, Share: f.Share, Nodes: f.Nodes, FeedMarks: f.FeedMarks, FeedSpots: f.FeedSpots,
-			FeedReads: f.FeedReads, FeedErrors: f.FeedErrors, Adopted: f.Adopted, ClaimErrors: f.ClaimErrors,
+			FeedReads: f.FeedReads, FeedErrors: f.FeedErrors, Adopted: f.Adopted, ClaimErrors: f.ClaimErrors, Foreign: f.Foreign,
 			Pending: f.Pending, Failing: f.Failing, LastError: f.LastError}
 	}
 	return out

@@ -29,9 +29,9 @@ const FeedChannel = "rtp_journal"
 // files of the nodes that saw them.
 const JournalRetention = 24 * time.Hour
 
-// feedLimit bounds the marks one Feed call returns; the next call
-// continues from there.
-const feedLimit = 10_000
+// FeedLimit bounds the marks one Feed call returns; a reader given that
+// many calls again to continue from there.
+const FeedLimit = 10_000
 
 // spotSlack is how far before the latest spot time it read a Feed asks
 // again: spot times are the writers' clocks, and a spot committed late
@@ -104,7 +104,7 @@ func (r *Region) Feed(ctx context.Context, c *Cursor) ([]pipeline.Mark, []pipeli
 	rows, err := r.d.pool.Query(ctx, `SELECT m.node, m.seq, m.idx, m.cause, m.source, m.at
 		FROM memory_journal m LEFT JOIN unnest($3::text[], $4::bigint[]) AS c(node, seq) ON c.node = m.node
 		WHERE m.region = $1 AND m.node <> $2 AND m.seq > COALESCE(c.seq, 0)
-		ORDER BY m.seq LIMIT $5`, r.region, r.d.node, nodes, seqs, feedLimit)
+		ORDER BY m.seq LIMIT $5`, r.region, r.d.node, nodes, seqs, FeedLimit)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pgpersist: feed of %s: %w", r.region, err)
 	}
