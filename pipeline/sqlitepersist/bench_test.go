@@ -4,7 +4,9 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/pipeline/persisttest"
 	"github.com/rtpengine/rtp/pipeline/sqlitepersist"
 )
@@ -43,4 +45,78 @@ func BenchmarkPersist(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(n*batch)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// scattered returns a distinct location for i, its column spread over the
+// region as screening spreads them (so each row change lands on a page of
+// its own, as in a real table, not beside the last one).
+func scattered(i int) pipeline.Location {
+	h := uint64(i) * 0x9E3779B97F4A7C15 // odd: distinct i give distinct h
+	x, z := int64(h>>44)-1<<19, int64(h>>24&(1<<20-1))-1<<19
+	return pipeline.Location{World: "overworld", X: x, Y: 64, Z: z, Index: int64(i)}
+}
+
+// BenchmarkLifecycle is what a serving region asks of the database for
+// each location it hands out, on a table of steady size: the location is
+// added when screened, marked hot when promoted (the promotion waits for
+// that commit), removed when its hand-out completes, and its column
+// claimed for unique placement. Promotions come 16 at a time, as a pulse
+// starts them. The cpu-µs/op figure is the process's CPU time (user and
+// system) per location: what the writer costs the request path on a
+// machine with cores to spare for nothing.
+func BenchmarkLifecycle(b *testing.B) {
+	const (
+		group = 16
+		cold  = 32768 // locations added, not yet promoted
+		hot   = 1024  // promoted, not yet completed
+	)
+	ctx := context.Background()
+	db, err := sqlitepersist.Open(ctx, filepath.Join(b.TempDir(), "locations.db"), sqlitepersist.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	r, err := db.Region("overworld", "k")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := r.Load(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for i := range cold + hot {
+		r.Add(scattered(i))
+	}
+	for i := range hot {
+		r.MarkHot(scattered(i), func(error) {})
+	}
+	if err := r.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	errs := make(chan error, group)
+	next := hot // the next location to promote
+	cpu0, _ := cpuTime()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += group {
+		for i := range group {
+			n := next + i
+			r.Add(scattered(n + cold))
+			r.MarkHot(scattered(n), func(err error) { errs <- err })
+		}
+		for range group {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i := range group {
+			gone := scattered(next + i - hot)
+			r.Remove(gone)
+			r.Claim(pipeline.Spot{X: gone.X, Z: gone.Z, At: time.Unix(int64(next+i), 0)})
+		}
+		next += group
+	}
+	b.StopTimer()
+	if cpu, ok := cpuTime(); ok {
+		b.ReportMetric(float64(cpu-cpu0)/float64(b.N)/1e3, "cpu-µs/op")
+	}
 }

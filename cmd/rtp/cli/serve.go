@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -23,6 +24,7 @@ type serveOptions struct {
 	engineOptions
 	listen     string
 	cpuProfile string
+	tracePath  string
 }
 
 func newServeCmd() *cobra.Command {
@@ -60,6 +62,7 @@ scanned again.`,
 	o.register(cmd)
 	cmd.Flags().StringVar(&o.listen, "listen", "", "address to listen on, host:port (default: the configuration's server.listen)")
 	cmd.Flags().StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
+	cmd.Flags().StringVar(&o.tracePath, "trace", "", "write an execution trace of the whole run to this file (for go tool trace)")
 	return cmd
 }
 
@@ -79,8 +82,14 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	if err != nil {
 		return err
 	}
-	if o.cpuProfile != "" {
-		stop, err := startCPUProfile(o.cpuProfile)
+	for _, p := range []struct {
+		path  string
+		start func(string) (func() error, error)
+	}{{o.cpuProfile, startCPUProfile}, {o.tracePath, startTrace}} {
+		if p.path == "" {
+			continue
+		}
+		stop, err := p.start(p.path)
 		if err != nil {
 			return err
 		}
@@ -193,6 +202,23 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// startTrace records an execution trace of the process into path until
+// the returned function is called.
+func startTrace(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	return func() error {
+		trace.Stop()
+		return f.Close()
+	}, nil
 }
 
 // startCPUProfile profiles the process into path until the returned

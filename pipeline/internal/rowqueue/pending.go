@@ -240,6 +240,37 @@ func (p *Pending) merge(q *Pending) (cancelled int) {
 	return cancelled
 }
 
+// takeHot moves every change that carries a hot mark, whole (its Removes
+// and Adds come along, so the mark finds its row), and every MarkHot
+// callback from p into q, which must be empty. The changes left in p
+// concern other rows, so committing q first changes no row's result.
+func (p *Pending) takeHot(q *Pending) {
+	moved := false
+	for i := p.head; i < len(p.ch); i++ {
+		c := p.ch[i]
+		if c.Row.Region == "" || !c.Hot {
+			continue
+		}
+		q.put(c)
+		p.writes -= c.writes()
+		// Not p.kill: it may compact p.ch under this loop.
+		delete(p.at, c.Row)
+		p.ch[i] = Change{}
+		moved = true
+	}
+	if moved {
+		for p.head < len(p.ch) && p.ch[p.head].Row.Region == "" {
+			p.head++
+		}
+		if len(p.ch) >= 64 && len(p.ch) >= 2*len(p.at) {
+			p.compact()
+		}
+	}
+	q.done = append(q.done, p.done...)
+	clear(p.done)
+	p.done = p.done[:0]
+}
+
 // takeDone returns the callbacks held and forgets them.
 func (p *Pending) takeDone() []hotDone {
 	d := p.done

@@ -321,3 +321,39 @@ func TestJournalWork(t *testing.T) {
 		t.Errorf("reset left %d writes: %v %v %v", p.writes, p.Marks, p.Spots, p.Trims)
 	}
 }
+
+// TestTakeHot: takeHot moves exactly the changes carrying a hot mark,
+// whole, and the callbacks, and leaves the others live and in order, also
+// when enough slots die that the set compacts.
+func TestTakeHot(t *testing.T) {
+	p, q := newPending(), newPending()
+	var rest []Row
+	for i := range 200 {
+		r := Row{Region: "r", X: int64(i)}
+		c := Change{Row: r, Adds: 1, AddSeq: uint64(i + 1)}
+		if i%3 != 0 {
+			c.Hot = true
+		} else {
+			rest = append(rest, r)
+		}
+		p.put(c)
+	}
+	p.done = append(p.done, hotDone{row: Row{Region: "r", X: 1}, f: func(error) {}})
+	writes := p.writes
+	p.takeHot(q)
+	if q.rows() != 200-len(rest) || len(q.done) != 1 || len(p.done) != 0 {
+		t.Fatalf("moved %d changes and %d callbacks, kept %d callbacks; want %d and 1, 0", q.rows(), len(q.done), len(p.done), 200-len(rest))
+	}
+	for _, c := range q.Order(nil) {
+		if !c.Hot || c.Adds != 1 {
+			t.Fatalf("moved change %+v: want a hot mark with its Add", *c)
+		}
+	}
+	var kept []Row
+	for _, c := range p.Order(nil) {
+		kept = append(kept, c.Row)
+	}
+	if !slices.Equal(kept, rest) || p.rows() != len(rest) || p.writes+q.writes != writes {
+		t.Fatalf("kept %v (%d writes of %d), want %v", kept, p.writes, writes, rest)
+	}
+}

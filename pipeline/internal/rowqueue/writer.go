@@ -95,6 +95,7 @@ type Writer struct {
 	// The writer goroutine's own: the batch it commits, kept across
 	// failures.
 	batch    *Pending
+	hot      *Pending  // the hot marks of a commit of their own (see gather)
 	streak   uint64    // failed commits in a row
 	downAt   time.Time // when the streak began
 	loggedAt time.Time // when the streak was last logged
@@ -113,6 +114,7 @@ type Writer struct {
 	closeErr  error         // writes lost at Close
 	progress  chan struct{} // closed and replaced after every commit tried
 	closed    bool
+	full      bool      // Flush wants a full commit, not the hot marks alone
 	droppedAt time.Time // when a drop was last logged
 	stats     Counters  // counters other than Pending
 }
@@ -129,7 +131,7 @@ func New(cfg Config) *Writer {
 	return &Writer{
 		cfg: cfg, log: cfg.Logger, clock: cfg.Clock,
 		wake: make(chan struct{}, 1), now: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		batch: newPending(), front: newPending(), spare: newPending(),
+		batch: newPending(), hot: newPending(), front: newPending(), spare: newPending(),
 		progress: make(chan struct{}),
 	}
 }
@@ -294,20 +296,23 @@ func (w *Writer) logDrops(total uint64) {
 
 // run is the writer goroutine: it waits for writes (then BatchDelay), or
 // after a failure for the back-off, and tries to commit everything
-// pending. Flush and hot marks cut either wait short; Close makes it try
-// once more and return.
+// pending. Hot marks do not wait for the batch: while it gathers they are
+// committed on their own as they come (see gather). Flush cuts either
+// wait short; Close makes it try once more and return.
 func (w *Writer) run() {
 	defer close(w.done)
 	for {
 		if w.streak == 0 {
+			hot := false
 			select {
 			case <-w.wake:
-				if w.cfg.BatchDelay > 0 && !w.wait(w.cfg.BatchDelay) {
-					w.final()
-					return
-				}
 			case <-w.now:
+				hot = true
 			case <-w.stop:
+				w.final()
+				return
+			}
+			if w.cfg.BatchDelay > 0 && !w.gather(w.cfg.BatchDelay, hot) {
 				w.final()
 				return
 			}
@@ -317,6 +322,84 @@ func (w *Writer) run() {
 		}
 		w.commit()
 	}
+}
+
+// gather lets a batch gather for delay, committing the hot marks queued
+// meanwhile on their own, without the rest of the batch: a promotion
+// waits for its mark, nothing waits for the other writes. A mark costs a
+// small commit of its own rows, and the batch keeps its size (the writes
+// of a location's life, added, marked and removed, are spread over
+// minutes; a commit at every mark would take a few of them at a time).
+// It returns early, for a full commit, when Flush asks for one or a hot
+// commit failed, and false when Close stops the writer. hot reports a
+// commit request taken already.
+func (w *Writer) gather(delay time.Duration, hot bool) bool {
+	c, release := w.clock.After(delay)
+	defer release()
+	for {
+		if hot {
+			w.mu.Lock()
+			full := w.full
+			w.mu.Unlock()
+			if full || !w.commitHot() {
+				return true
+			}
+		}
+		select {
+		case <-c:
+			return true
+		case <-w.now:
+			hot = true
+		case <-w.stop:
+			return false
+		}
+	}
+}
+
+// commitHot commits the hot marks pending, with the rest of their rows'
+// changes, in a transaction of their own (see Pending.takeHot), and
+// answers their callbacks. It runs only while no failed batch is kept
+// (streak 0), so no older write of their rows is still uncommitted. On
+// failure it puts them back in front of the newer writes and returns
+// false: the full commit that follows retries them, and reports.
+func (w *Writer) commitHot() bool {
+	w.mu.Lock()
+	w.front.takeHot(w.hot)
+	ops := w.hot.writes
+	w.batchOps += ops
+	w.mu.Unlock()
+	if len(w.hot.done) == 0 && ops == 0 {
+		return true
+	}
+	var refused map[Row]bool
+	var err error
+	if ops > 0 {
+		refused, err = w.cfg.Apply(w.hot)
+	}
+	w.mu.Lock()
+	w.batchOps -= ops
+	if err != nil {
+		w.hot.merge(w.front)
+		w.front, w.hot = w.hot, w.front
+		w.hot.reset()
+		w.mu.Unlock()
+		return false
+	}
+	done := w.hot.takeDone()
+	w.stats.Written += uint64(ops)
+	w.attempts++
+	close(w.progress)
+	w.progress = make(chan struct{})
+	w.mu.Unlock()
+	w.hot.reset()
+	for _, h := range done {
+		if refused[h.row] {
+			h.f(w.cfg.Refused)
+		} else {
+			h.f(nil)
+		}
+	}
+	return true
 }
 
 // wait waits for delay, or less if a commit is asked for; it returns
@@ -359,6 +442,7 @@ func (w *Writer) commit() error {
 	default:
 	}
 	w.mu.Lock()
+	w.full = false
 	front := w.front
 	w.front, w.spare = w.spare, nil
 	w.batchOps += front.writes // in the writer's hands now
@@ -468,6 +552,7 @@ func (w *Writer) Flush(ctx context.Context) error {
 			return err
 		}
 		ch := w.progress
+		w.full = true
 		w.mu.Unlock()
 		select {
 		case w.now <- struct{}{}:

@@ -269,3 +269,66 @@ func TestRetryBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestHotMarksCommitAlone: while a batch gathers, a hot mark is committed
+// at once in a transaction of its own with the rest of its row's change
+// (an Add queued before it), and leaves the other rows' writes and the
+// journal to the batch; a failed hot commit keeps every write, and its
+// callback hears the error.
+func TestHotMarksCommitAlone(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeDB{}
+	w := New(Config{
+		Name: "test", QueueLimit: 100, BatchDelay: time.Hour, RetryMin: time.Hour, RetryMax: time.Hour,
+		Logger: slog.New(slog.DiscardHandler), Closed: errClosed, Refused: errRefused, Apply: f.apply,
+	})
+	w.Start()
+	t.Cleanup(func() { w.Close(nil) })
+
+	other := pipeline.Location{World: "w", X: 1}
+	marked := pipeline.Location{World: "w", X: 2}
+	w.Add("r", "k", other)
+	w.Add("r", "k", marked)
+	w.Claim("r", pipeline.Spot{X: 5, Z: 5, At: time.Unix(1, 0)})
+	c := make(chan error, 1)
+	w.MarkHot("r", "k", marked, func(err error) { c <- err })
+	if err := answer(t, "hot mark", c); err != nil {
+		t.Fatalf("hot mark = %v, want nil", err)
+	}
+	got := f.last()
+	want := Change{Row: rowOf("r", "k", marked), Adds: 1, Hot: true, AddSeq: 2}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("hot commit = %+v, want only %+v", got, want)
+	}
+	if st := w.Stats(); st.Pending != 2 || st.Written != 2 {
+		t.Fatalf("after the hot commit: Stats() = %+v, want the other Add and the spot pending, 2 written", st)
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.last(); len(got) != 1 || got[0].Row != rowOf("r", "k", other) || got[0].Hot {
+		t.Fatalf("batch after Flush = %+v, want the other row's Add", got)
+	}
+
+	f.setFail(errDisk)
+	again := pipeline.Location{World: "w", X: 3}
+	w.Add("r", "k", other)
+	w.MarkHot("r", "k", again, func(err error) { c <- err })
+	if err := answer(t, "failing hot mark", c); !errors.Is(err, errDisk) {
+		t.Fatalf("hot mark of a failing commit = %v, want the error", err)
+	}
+	f.setFail(nil)
+	if err := w.Flush(ctx); err != nil {
+		t.Fatalf("Flush once the database works = %v", err)
+	}
+	rows := map[Row]Change{}
+	for _, ch := range f.last() {
+		rows[ch.Row] = ch
+	}
+	if len(rows) != 2 || !rows[rowOf("r", "k", again)].Hot || rows[rowOf("r", "k", other)].Adds != 1 {
+		t.Fatalf("retried batch = %+v, want the failed mark and the Add beside it", f.last())
+	}
+	if st := w.Stats(); st.Failing || st.Pending != 0 || st.Dropped != 0 {
+		t.Fatalf("after recovery: Stats() = %+v", st)
+	}
+}
