@@ -21,6 +21,7 @@ import (
 const (
 	DefaultQueueLimit = 1 << 16
 	DefaultBatchDelay = 100 * time.Millisecond
+	DefaultHotDelay   = 5 * time.Millisecond
 	DefaultRetryMin   = 100 * time.Millisecond
 	DefaultRetryMax   = 10 * time.Second
 	DefaultTimeout    = 10 * time.Second
@@ -69,6 +70,10 @@ type Options struct {
 	// DefaultBatchDelay (100 ms); negative: commit as soon as anything
 	// is queued.
 	BatchDelay time.Duration
+	// HotDelay is how long a hot mark waits for others to join its
+	// commit, which the promotion waits for. Default DefaultHotDelay
+	// (5 ms); negative: each commits at once.
+	HotDelay time.Duration
 	// RetryMin and RetryMax bound the wait before a failed batch is
 	// tried again: RetryMin, doubling per failure up to RetryMax, less a
 	// random part of up to half. Defaults DefaultRetryMin (100 ms) and
@@ -144,6 +149,9 @@ func (o *Options) defaults() error {
 	}
 	if o.BatchDelay == 0 {
 		o.BatchDelay = DefaultBatchDelay
+	}
+	if o.HotDelay == 0 {
+		o.HotDelay = DefaultHotDelay
 	}
 	o.RetryMin, o.RetryMax = rowqueue.RetryBounds(o.RetryMin, o.RetryMax, DefaultRetryMin, DefaultRetryMax)
 	if o.Timeout == 0 {
@@ -244,6 +252,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		Name:       "pgpersist",
 		QueueLimit: opts.QueueLimit,
 		BatchDelay: opts.BatchDelay,
+		HotDelay:   opts.HotDelay,
 		RetryMin:   opts.RetryMin,
 		RetryMax:   opts.RetryMax,
 		Logger:     d.log,

@@ -21,6 +21,7 @@ const (
 	DefaultQueueLimit  = 1 << 16
 	DefaultBusyTimeout = 5 * time.Second
 	DefaultBatchDelay  = 100 * time.Millisecond
+	DefaultHotDelay    = 5 * time.Millisecond
 	DefaultRetryMin    = 100 * time.Millisecond
 	DefaultRetryMax    = 10 * time.Second
 )
@@ -118,6 +119,12 @@ type Options struct {
 	// check again, never an unsafe place). Default DefaultBatchDelay
 	// (100 ms); negative: commit as soon as anything is queued.
 	BatchDelay time.Duration
+	// HotDelay is how long a hot mark waits for others to join its
+	// commit, which the promotion waits for: promotions end a pulse's
+	// worth at a time, and a commit costs much the same whatever number
+	// of marks it carries. Default DefaultHotDelay (5 ms); negative: each
+	// commits at once.
+	HotDelay time.Duration
 	// RetryMin and RetryMax bound the wait before a failed batch is tried
 	// again: RetryMin after the first failure, doubling with each further
 	// one up to RetryMax, less a random part of up to half. Defaults
@@ -209,6 +216,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.BatchDelay == 0 {
 		opts.BatchDelay = DefaultBatchDelay
 	}
+	if opts.HotDelay == 0 {
+		opts.HotDelay = DefaultHotDelay
+	}
 	opts.RetryMin, opts.RetryMax = rowqueue.RetryBounds(opts.RetryMin, opts.RetryMax, DefaultRetryMin, DefaultRetryMax)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -218,6 +228,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		Name:       "sqlitepersist",
 		QueueLimit: opts.QueueLimit,
 		BatchDelay: opts.BatchDelay,
+		HotDelay:   opts.HotDelay,
 		RetryMin:   opts.RetryMin,
 		RetryMax:   opts.RetryMax,
 		Logger:     opts.Logger.With("path", path),

@@ -19,8 +19,8 @@
 //
 // A row is hot (column hot) from the commit of its MarkHot, which
 // promotion waits for before its entry reaches a sink (the writer commits
-// hot marks without BatchDelay, gathering the marks that arrive
-// meanwhile, in small transactions of their own rows: the other writes
+// hot marks without BatchDelay, each waiting HotDelay for the marks that
+// follow it, in small transactions of their own rows: the other writes
 // wait for their batch, so that a row change of a busy table is not
 // written once per mark). The meta row "state" is "running" from Open to Close, which
 // after its final commit turns every hot row cold and writes "clean". An

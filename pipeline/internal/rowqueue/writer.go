@@ -44,6 +44,9 @@ type Config struct {
 	// BatchDelay is how long writes gather after the first of a batch;
 	// negative: commit as soon as anything is queued.
 	BatchDelay time.Duration
+	// HotDelay is how long a hot mark waits, while a batch gathers, for
+	// others to join its commit; 0 or negative: none.
+	HotDelay time.Duration
 	// RetryMin and RetryMax bound the back-off (see Backoff).
 	RetryMin, RetryMax time.Duration
 	// Logger receives failures and dropped writes, carrying the back
@@ -326,7 +329,10 @@ func (w *Writer) run() {
 
 // gather lets a batch gather for delay, committing the hot marks queued
 // meanwhile on their own, without the rest of the batch: a promotion
-// waits for its mark, nothing waits for the other writes. A mark costs a
+// waits for its mark, nothing waits for the other writes. A mark waits
+// Config.HotDelay for others first: promotions end in bursts, a pulse's
+// worth within a few milliseconds, and a commit costs much the same
+// whatever number of marks it carries. A mark costs a
 // small commit of its own rows, and the batch keeps its size (the writes
 // of a location's life, added, marked and removed, are spread over
 // minutes; a commit at every mark would take a few of them at a time).
@@ -338,6 +344,9 @@ func (w *Writer) gather(delay time.Duration, hot bool) bool {
 	defer release()
 	for {
 		if hot {
+			if w.hotWaiting() && w.cfg.HotDelay > 0 && !w.linger(w.cfg.HotDelay) {
+				return false
+			}
 			w.mu.Lock()
 			full := w.full
 			w.mu.Unlock()
@@ -354,6 +363,26 @@ func (w *Writer) gather(delay time.Duration, hot bool) bool {
 			return false
 		}
 	}
+}
+
+// linger waits for d, not cut short by further marks (nor by Flush, which
+// waits that much longer); it returns false when Close stops the writer.
+func (w *Writer) linger(d time.Duration) bool {
+	c, release := w.clock.After(d)
+	defer release()
+	select {
+	case <-c:
+		return true
+	case <-w.stop:
+		return false
+	}
+}
+
+// hotWaiting reports whether a hot mark waits for its commit.
+func (w *Writer) hotWaiting() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.front.done) > 0
 }
 
 // commitHot commits the hot marks pending, with the rest of their rows'

@@ -332,3 +332,43 @@ func TestHotMarksCommitAlone(t *testing.T) {
 		t.Fatalf("after recovery: Stats() = %+v", st)
 	}
 }
+
+// TestHotDelayGathers: a hot mark waits Config.HotDelay for the marks
+// that follow it, and they share one commit; Close cuts the wait short
+// and commits them.
+func TestHotDelayGathers(t *testing.T) {
+	f := &fakeDB{}
+	w := New(Config{
+		Name: "test", QueueLimit: 100, BatchDelay: time.Hour, HotDelay: 200 * time.Millisecond, RetryMin: time.Hour, RetryMax: time.Hour,
+		Logger: slog.New(slog.DiscardHandler), Closed: errClosed, Refused: errRefused, Apply: f.apply,
+	})
+	w.Start()
+	t.Cleanup(func() { w.Close(nil) })
+	a, b := Row{Region: "r", X: 1}, Row{Region: "r", X: 2}
+	ca := markHot(w, a)
+	time.Sleep(20 * time.Millisecond)
+	cb := markHot(w, b)
+	for _, c := range []<-chan error{ca, cb} {
+		if err := answer(t, "hot mark", c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.mu.Lock()
+	applied := f.applied
+	f.mu.Unlock()
+	if len(applied) != 1 || len(applied[0]) != 2 {
+		t.Fatalf("commits = %+v, want one holding both marks", applied)
+	}
+
+	cc := markHot(w, Row{Region: "r", X: 3})
+	start := time.Now()
+	if first, err := w.Close(nil); !first || err != nil {
+		t.Fatalf("Close = %v, %v", first, err)
+	}
+	if err := answer(t, "mark at Close", cc); err != nil {
+		t.Fatalf("mark committed by Close = %v, want nil", err)
+	}
+	if d := time.Since(start); d >= 200*time.Millisecond {
+		t.Fatalf("Close took %v: it waited out the hot delay", d)
+	}
+}
