@@ -25,7 +25,9 @@ type fakeAPI struct {
 	joins     atomic.Int64
 	login     atomic.Int64 // login reserve left
 	missEvery int64        // every missEvery-th teleport misses (0: none)
-	failEvery int64        // every failEvery-th teleport fails 500 (0: none)
+	fullAfter int64        // the general sink is full from this stats call on (0: never)
+	stats     atomic.Int64
+	failEvery int64 // every failEvery-th teleport fails 500 (0: none)
 }
 
 func (f *fakeAPI) start(t *testing.T) string {
@@ -53,13 +55,17 @@ func (f *fakeAPI) start(t *testing.T) string {
 			return
 		}
 		n := r.PathValue("region")
+		general := 9
+		if calls := f.stats.Add(1); f.fullAfter > 0 && calls >= f.fullAfter {
+			general = 10
+		}
 		json.NewEncoder(w).Encode(map[string]any{
 			"region": n, "world": "world", "paused": n == "east", "restored": 12,
 			"latency": map[string]any{"count": 40, "p50Ms": 0.02, "p90Ms": 0.05, "p99Ms": 0.4, "maxMs": 3},
 			"pipeline": map[string]any{
 				"backlog": map[string]any{"fill": 5, "capacity": 256}, "cold": map[string]any{"fill": 700, "capacity": 4096},
-				"sinks": []map[string]any{{"name": "general", "kind": "general", "fill": 9, "capacity": 10, "hits": 38},
-					{"name": "login", "kind": "login", "fill": 20, "capacity": 20}},
+				"sinks": []map[string]any{{"name": "general", "kind": "general", "fill": general, "capacity": 10, "quota": 10, "hits": 38},
+					{"name": "login", "kind": "login", "fill": 20, "capacity": 20, "quota": 20}},
 				"misses": 2, "screened": 900, "promotions": 60,
 				"screenRejections": map[string]int{"water": 300, "lava": 20}, "promotionRejections": map[string]int{"claims": 7},
 				"reservationFailures":  map[string]int{"unreadable": 4, "timeout": 1},
@@ -203,6 +209,23 @@ func TestStatsCommand(t *testing.T) {
 	}
 	if _, _, err := run(t, "stats", "--addr", "ftp://x"); ExitCode(err) != 2 {
 		t.Fatalf("stats with a bad address = %v, want a usage error", err)
+	}
+}
+
+// TestStatsUntilFull: --until-full polls until every sink holds its
+// quota, and fails naming the short sinks when the timeout passes first.
+func TestStatsUntilFull(t *testing.T) {
+	f := &fakeAPI{fullAfter: 3}
+	addr := f.start(t)
+	out, stderr, err := run(t, "stats", "--addr", addr, "--region", "default", "--until-full")
+	if err != nil || !strings.Contains(out, "general 10/10") || f.stats.Load() != 3 {
+		t.Fatalf("stats --until-full = %q, %v (%d polls)\n%s", out, err, f.stats.Load(), stderr)
+	}
+	never := &fakeAPI{}
+	addr = never.start(t)
+	_, _, err = run(t, "stats", "--addr", addr, "--region", "default", "--until-full", "--timeout", "600ms")
+	if err == nil || !strings.Contains(err.Error(), "sinks not full after 600ms: default/general 9/10") {
+		t.Fatalf("stats --until-full of a sink that stays short = %v", err)
 	}
 }
 

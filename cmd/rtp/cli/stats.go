@@ -17,9 +17,10 @@ import (
 
 func newStatsCmd() *cobra.Command {
 	var (
-		rf     remoteFlags
-		region string
-		asJSON bool
+		rf        remoteFlags
+		region    string
+		asJSON    bool
+		untilFull bool
 	)
 	cmd := &cobra.Command{
 		Use:   "stats",
@@ -29,7 +30,13 @@ every region, and prints a summary: the hot sinks' fill and capacity, the
 cold queue, misses, teleport latency, what the spatial memory covers and
 its top rejection cause. --json prints the stats in the API's documented
 shape (the Stats schema of the HTTP API): one region's with --region, else
-an object of every region's by name.`,
+an object of every region's by name.
+
+--until-full first waits, polling every 250 ms, until every hot sink of the
+regions reported holds its quota (the fill the refill aims at): a server
+warmed up after its start. It fails when --timeout passes first, saying
+which sinks are short. Benchmarks use it to measure the steady state, not
+the warm-up.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := rf.client()
@@ -49,13 +56,32 @@ an object of every region's by name.`,
 					names = append(names, r.Name)
 				}
 			}
-			all := make([]client.Stats, 0, len(names))
-			for _, n := range names {
-				s, err := c.Stats(ctx, n)
-				if err != nil {
-					return err
+			var all []client.Stats
+			var short []string // of the last poll
+			notFull := func() error {
+				return fmt.Errorf("stats: sinks not full after %v: %s", rf.timeout, strings.Join(short, ", "))
+			}
+			for {
+				all = all[:0]
+				for _, n := range names {
+					s, err := c.Stats(ctx, n)
+					if err != nil {
+						if short != nil && ctx.Err() != nil {
+							return notFull()
+						}
+						return err
+					}
+					all = append(all, s)
 				}
-				all = append(all, s)
+				short = shortSinks(all)
+				if !untilFull || len(short) == 0 {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					return notFull()
+				case <-time.After(250 * time.Millisecond):
+				}
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -75,7 +101,22 @@ an object of every region's by name.`,
 	rf.register(cmd.Flags())
 	cmd.Flags().StringVar(&region, "region", "", "region to report (default: every region)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's stats as JSON")
+	cmd.Flags().BoolVar(&untilFull, "until-full", false, "first wait (up to --timeout) until every hot sink holds its quota")
 	return cmd
+}
+
+// shortSinks lists the hot sinks below their quota, as "region/sink
+// fill/quota".
+func shortSinks(all []client.Stats) []string {
+	var short []string
+	for _, s := range all {
+		for _, k := range s.Pipeline.Sinks {
+			if k.Fill < k.Quota {
+				short = append(short, fmt.Sprintf("%s/%s %d/%d", s.Region, k.Name, k.Fill, k.Quota))
+			}
+		}
+	}
+	return short
 }
 
 // writeStatsJSON writes one region's stats (api.Stats), or a JSON object
