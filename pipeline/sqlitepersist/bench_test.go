@@ -71,7 +71,9 @@ func BenchmarkLifecycle(b *testing.B) {
 		hot   = 1024  // promoted, not yet completed
 	)
 	ctx := context.Background()
-	db, err := sqlitepersist.Open(ctx, filepath.Join(b.TempDir(), "locations.db"), sqlitepersist.Options{})
+	// No HotDelay: this loop waits for each group's marks before the
+	// next, so a delay would only idle it and thin the batches.
+	db, err := sqlitepersist.Open(ctx, filepath.Join(b.TempDir(), "locations.db"), sqlitepersist.Options{HotDelay: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
