@@ -84,8 +84,8 @@ const (
 // is durable, so that no entry is served from a sink before the disk knows
 // it may have been: after a crash such rows are discarded, never restored
 // (see Recovery). The wait is one commit of the Persister's writer, which
-// commits hot marks without its batch delay and gathers those that arrive
-// meanwhile into the next commit. A mark that could not be made durable
+// commits hot marks without its batch delay, a burst of them in one
+// commit a few milliseconds after the first. A mark that could not be made durable
 // (the disk fails) still lets the entry through, unless the Persister is
 // shared by a fleet (strictPersister): a local Persister logs the failure
 // and keeps retrying, and withholding places would not make the rows it
