@@ -11,18 +11,15 @@ import (
 	"github.com/rtpengine/rtp/pipeline/sqlitepersist"
 )
 
-// BenchmarkPersist is the persistence throughput: each iteration adds a
-// batch of 64 new locations, removes the batch before it, and waits for the
-// commit with Flush, so every iteration is one transaction of 128 row
-// changes on a table of steady size. The rows/s figure is the rate at which
-// locations reach the disk.
-func BenchmarkPersist(b *testing.B) {
-	const batch = 64
-	db, err := sqlitepersist.Open(context.Background(), filepath.Join(b.TempDir(), "locations.db"), sqlitepersist.Options{})
+// openRegion opens a new database with opts, closed when b ends, and
+// returns its region "overworld", loaded.
+func openRegion(b *testing.B, opts sqlitepersist.Options) *sqlitepersist.Region {
+	b.Helper()
+	db, err := sqlitepersist.Open(context.Background(), filepath.Join(b.TempDir(), "locations.db"), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	b.Cleanup(func() { db.Close() })
 	r, err := db.Region("overworld", "k")
 	if err != nil {
 		b.Fatal(err)
@@ -30,6 +27,17 @@ func BenchmarkPersist(b *testing.B) {
 	if _, err := r.Load(context.Background()); err != nil {
 		b.Fatal(err)
 	}
+	return r
+}
+
+// BenchmarkPersist is the persistence throughput: each iteration adds a
+// batch of 64 new locations, removes the batch before it, and waits for the
+// commit with Flush, so every iteration is one transaction of 128 row
+// changes on a table of steady size. The rows/s figure is the rate at which
+// locations reach the disk.
+func BenchmarkPersist(b *testing.B) {
+	const batch = 64
+	r := openRegion(b, sqlitepersist.Options{})
 	n := 0
 	b.ReportAllocs()
 	for b.Loop() {
@@ -73,18 +81,7 @@ func BenchmarkLifecycle(b *testing.B) {
 	ctx := context.Background()
 	// No HotDelay: this loop waits for each group's marks before the
 	// next, so a delay would only idle it and thin the batches.
-	db, err := sqlitepersist.Open(ctx, filepath.Join(b.TempDir(), "locations.db"), sqlitepersist.Options{HotDelay: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	r, err := db.Region("overworld", "k")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := r.Load(ctx); err != nil {
-		b.Fatal(err)
-	}
+	r := openRegion(b, sqlitepersist.Options{HotDelay: -1})
 	for i := range cold + hot {
 		r.Add(scattered(i))
 	}

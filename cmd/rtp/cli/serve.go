@@ -82,14 +82,18 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	if err != nil {
 		return err
 	}
-	for _, p := range []struct {
-		path  string
-		start func(string) (func() error, error)
-	}{{o.cpuProfile, startCPUProfile}, {o.tracePath, startTrace}} {
-		if p.path == "" {
+	for _, r := range []struct {
+		flag, path string
+		start      func(io.Writer) error
+		stop       func()
+	}{
+		{"--cpu-profile", o.cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile},
+		{"--trace", o.tracePath, trace.Start, trace.Stop},
+	} {
+		if r.path == "" {
 			continue
 		}
-		stop, err := p.start(p.path)
+		stop, err := startRecording(r.flag, r.path, r.start, r.stop)
 		if err != nil {
 			return err
 		}
@@ -204,36 +208,20 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	return nil
 }
 
-// startTrace records an execution trace of the process into path until
-// the returned function is called.
-func startTrace(path string) (stop func() error, err error) {
+// startRecording runs start on a new file at path, for the flag named
+// flag (--cpu-profile, --trace), and returns the function that stops the
+// recording and closes the file.
+func startRecording(flag, path string, start func(io.Writer) error, stop func()) (func() error, error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("--trace: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("--trace: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	return func() error {
-		trace.Stop()
-		return f.Close()
-	}, nil
-}
-
-// startCPUProfile profiles the process into path until the returned
-// function is called.
-func startCPUProfile(path string) (stop func() error, err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("--cpu-profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("--cpu-profile: %w", err)
-	}
-	return func() error {
-		pprof.StopCPUProfile()
+		stop()
 		return f.Close()
 	}, nil
 }

@@ -319,7 +319,7 @@ func (w *Writer) run() {
 				w.final()
 				return
 			}
-		} else if !w.wait(Backoff(w.streak, w.cfg.RetryMin, w.cfg.RetryMax)) {
+		} else if !w.wait(Backoff(w.streak, w.cfg.RetryMin, w.cfg.RetryMax), w.now) {
 			w.final()
 			return
 		}
@@ -344,7 +344,9 @@ func (w *Writer) gather(delay time.Duration, hot bool) bool {
 	defer release()
 	for {
 		if hot {
-			if w.hotWaiting() && w.cfg.HotDelay > 0 && !w.linger(w.cfg.HotDelay) {
+			// Not cut short by further marks (nor by Flush, which waits
+			// that much longer).
+			if w.hotWaiting() && w.cfg.HotDelay > 0 && !w.wait(w.cfg.HotDelay, nil) {
 				return false
 			}
 			w.mu.Lock()
@@ -362,19 +364,6 @@ func (w *Writer) gather(delay time.Duration, hot bool) bool {
 		case <-w.stop:
 			return false
 		}
-	}
-}
-
-// linger waits for d, not cut short by further marks (nor by Flush, which
-// waits that much longer); it returns false when Close stops the writer.
-func (w *Writer) linger(d time.Duration) bool {
-	c, release := w.clock.After(d)
-	defer release()
-	select {
-	case <-c:
-		return true
-	case <-w.stop:
-		return false
 	}
 }
 
@@ -431,14 +420,15 @@ func (w *Writer) commitHot() bool {
 	return true
 }
 
-// wait waits for delay, or less if a commit is asked for; it returns
-// false when Close stops the writer.
-func (w *Writer) wait(delay time.Duration) bool {
+// wait waits for delay, or less when cut receives (a commit is asked
+// for: w.now; nil for none); it returns false when Close stops the
+// writer.
+func (w *Writer) wait(delay time.Duration, cut <-chan struct{}) bool {
 	c, release := w.clock.After(delay)
 	defer release()
 	select {
 	case <-c:
-	case <-w.now:
+	case <-cut:
 	case <-w.stop:
 		return false
 	}
