@@ -118,6 +118,7 @@ type Writer struct {
 	progress  chan struct{} // closed and replaced after every commit tried
 	closed    bool
 	full      bool      // Flush wants a full commit, not the hot marks alone
+	flushers  int       // Flush calls waiting
 	droppedAt time.Time // when a drop was last logged
 	stats     Counters  // counters other than Pending
 }
@@ -319,7 +320,7 @@ func (w *Writer) run() {
 				w.final()
 				return
 			}
-		} else if !w.wait(Backoff(w.streak, w.cfg.RetryMin, w.cfg.RetryMax), w.now) {
+		} else if !w.backoff(Backoff(w.streak, w.cfg.RetryMin, w.cfg.RetryMax)) {
 			w.final()
 			return
 		}
@@ -346,7 +347,7 @@ func (w *Writer) gather(delay time.Duration, hot bool) bool {
 		if hot {
 			// Not cut short by further marks (nor by Flush, which waits
 			// that much longer).
-			if w.hotWaiting() && w.cfg.HotDelay > 0 && !w.wait(w.cfg.HotDelay, nil) {
+			if w.hotWaiting() && w.cfg.HotDelay > 0 && !w.wait(w.cfg.HotDelay) {
 				return false
 			}
 			w.mu.Lock()
@@ -420,19 +421,40 @@ func (w *Writer) commitHot() bool {
 	return true
 }
 
-// wait waits for delay, or less when cut receives (a commit is asked
-// for: w.now; nil for none); it returns false when Close stops the
-// writer.
-func (w *Writer) wait(delay time.Duration, cut <-chan struct{}) bool {
+// backoff waits out the back-off d after a failed commit, or less when a
+// Flush waits for a commit. A commit request no Flush waits for any more
+// (one sent while the commit that served it was under way) does not cut
+// it short: it would retry at once, for nothing.
+func (w *Writer) backoff(d time.Duration) bool {
+	c, release := w.clock.After(d)
+	defer release()
+	for {
+		select {
+		case <-c:
+			return true
+		case <-w.now:
+			w.mu.Lock()
+			flushing := w.flushers > 0
+			w.mu.Unlock()
+			if flushing {
+				return true
+			}
+		case <-w.stop:
+			return false
+		}
+	}
+}
+
+// wait waits for delay; it returns false when Close stops the writer.
+func (w *Writer) wait(delay time.Duration) bool {
 	c, release := w.clock.After(delay)
 	defer release()
 	select {
 	case <-c:
-	case <-cut:
+		return true
 	case <-w.stop:
 		return false
 	}
-	return true
 }
 
 // final is the writer's last commit, at Close: writes that fail now are
@@ -564,6 +586,12 @@ func (w *Writer) Flush(ctx context.Context) error {
 		return w.cfg.Closed
 	}
 	target, start := w.seq, w.attempts
+	w.flushers++
+	defer func() {
+		w.mu.Lock()
+		w.flushers--
+		w.mu.Unlock()
+	}()
 	for w.committed < target {
 		if w.failAt > start && w.failSeq >= target {
 			err := fmt.Errorf("%s: %d writes not committed, kept for a retry: %w", w.cfg.Name, w.batchOps+w.front.writes, w.lastErr)
