@@ -117,7 +117,6 @@ type Writer struct {
 	closeErr  error         // writes lost at Close
 	progress  chan struct{} // closed and replaced after every commit tried
 	closed    bool
-	full      bool      // Flush wants a full commit, not the hot marks alone
 	flushers  int       // Flush calls waiting
 	droppedAt time.Time // when a drop was last logged
 	stats     Counters  // counters other than Pending
@@ -330,15 +329,13 @@ func (w *Writer) run() {
 
 // gather lets a batch gather for delay, committing the hot marks queued
 // meanwhile on their own, without the rest of the batch: a promotion
-// waits for its mark, nothing waits for the other writes. A mark waits
-// Config.HotDelay for others first: promotions end in bursts, a pulse's
-// worth within a few milliseconds, and a commit costs much the same
-// whatever number of marks it carries. A mark costs a
-// small commit of its own rows, and the batch keeps its size (the writes
-// of a location's life, added, marked and removed, are spread over
-// minutes; a commit at every mark would take a few of them at a time).
-// It returns early, for a full commit, when Flush asks for one or a hot
-// commit failed, and false when Close stops the writer. hot reports a
+// waits for its mark, nothing waits for the other writes, and the batch
+// keeps its size (a commit at every mark would take a few of a busy
+// table's row changes at a time). A mark first waits Config.HotDelay for
+// others: promotions end in bursts, a pulse's worth within a few
+// milliseconds, and a commit costs much the same whatever number of marks
+// it carries. It returns early, for a full commit, when a Flush waits or a
+// hot commit failed, and false when Close stops the writer. hot reports a
 // commit request taken already.
 func (w *Writer) gather(delay time.Duration, hot bool) bool {
 	c, release := w.clock.After(delay)
@@ -351,7 +348,7 @@ func (w *Writer) gather(delay time.Duration, hot bool) bool {
 				return false
 			}
 			w.mu.Lock()
-			full := w.full
+			full := w.flushers > 0 // a Flush wants everything committed
 			w.mu.Unlock()
 			if full || !w.commitHot() {
 				return true
@@ -483,7 +480,6 @@ func (w *Writer) commit() error {
 	default:
 	}
 	w.mu.Lock()
-	w.full = false
 	front := w.front
 	w.front, w.spare = w.spare, nil
 	w.batchOps += front.writes // in the writer's hands now
@@ -599,7 +595,6 @@ func (w *Writer) Flush(ctx context.Context) error {
 			return err
 		}
 		ch := w.progress
-		w.full = true
 		w.mu.Unlock()
 		select {
 		case w.now <- struct{}{}:
