@@ -54,9 +54,12 @@ type Config struct {
 	// Verifiers may object to a landing place after its safety check.
 	// Default: none.
 	Verifiers []Verifier `yaml:"verifiers"`
-	// ScreenWorkers bounds the screenings (the refill's bulk work: a
-	// chunk's summary, read or generated, for each candidate drawn)
-	// running at once across every region while rtp serves, in
+	// ScreenWorkers bounds the refill's processor work (screenings: a
+	// chunk's summary, read or generated, for each candidate drawn; the
+	// chunk loads and checks of promotions; the location writer's
+	// transactions) running at once across every region while rtp
+	// serves, which is also paced while requests come (see
+	// pipeline.Gate), in
 	// [0, MaxScreenWorkers]. 0: one fewer than the processors Go uses
 	// (GOMAXPROCS), at least 1, so that one is always free to answer
 	// requests. rtp pregen and rtp pick answer none and use them all.

@@ -39,9 +39,11 @@
 // PostgreSQL database instead of claims.db and rtp.db, and with
 // Spec.Archive.URL the archives in PostgreSQL schemas instead of files),
 // and restores each region's persisted locations as cold entries. Every
-// region's pipeline shares one screening gate (Options.ScreenWorkers over
-// Spec.ScreenWorkers: by default GOMAXPROCS-1), so the refill never takes
-// every processor from the requests. Run then drives every region: one
+// region's pipeline, and the SQLite location writer, share one gate
+// (Options.ScreenWorkers over Spec.ScreenWorkers: by default GOMAXPROCS-1
+// lanes) that admits the refill's processor work and paces it while
+// requests come (see pipeline.Gate), so the refill never takes every
+// processor from the requests nor holds one for long. Run then drives every region: one
 // pulse loop per region (Region.Pulse period) calling pipeline.Pulse, the
 // memory table's rebuild loop, a periodic save of the memory file and the
 // unique-placement marker; one sweep that closes the locations handed out

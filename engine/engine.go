@@ -80,12 +80,15 @@ type Options struct {
 	// every HandoutLifespan/10 (at least every second, at most every
 	// 10 ms). Default DefaultHandoutLifespan (5 min).
 	HandoutLifespan time.Duration
-	// ScreenWorkers bounds the screenings running at once across every
+	// ScreenWorkers is the number of lanes of the gate that admits and
+	// paces the refill's processor work (screenings, promotions' loads
+	// and checks, the SQLite location writer's transactions) across every
 	// region (see pipeline.Gate). Default 0: Spec.ScreenWorkers,
 	// whose 0 is one fewer than GOMAXPROCS, at least 1, so
 	// that a processor is always free to answer requests while the caches
-	// fill; negative: no bound but each region's MaxScreens (for a process
-	// that answers no requests, such as rtp pregen).
+	// fill; negative: no gate, so no pacing and no bound but each
+	// region's MaxScreens and MaxPromotions (for a process that answers
+	// no requests, such as rtp pregen).
 	ScreenWorkers int
 	// WatchPeriod is how often Run polls each Minecraft world's region
 	// files for chunks the game rewrote, dropping the cached places of

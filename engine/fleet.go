@@ -97,7 +97,7 @@ func defaultNodeName() string {
 // openDB opens the locations database the spec names.
 func (e *Engine) openDB(ctx context.Context, spec Spec) error {
 	if spec.Fleet.DatabaseURL == "" {
-		db, err := sqlitepersist.Open(ctx, spec.Database, sqlitepersist.Options{Logger: e.log})
+		db, err := sqlitepersist.Open(ctx, spec.Database, sqlitepersist.Options{Logger: e.log, Gate: e.gate})
 		if err != nil {
 			return err
 		}

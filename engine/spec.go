@@ -90,8 +90,8 @@ type Spec struct {
 	// Verifiers may object to a landing place after its safety check.
 	// Default none: the claims store checks every region.
 	Verifiers []VerifierSpec
-	// ScreenWorkers bounds the screenings running at once across every
-	// region (see Options.ScreenWorkers, which wins when set). Default 0:
+	// ScreenWorkers is the number of lanes of the refill's gate across
+	// every region (see Options.ScreenWorkers, which wins when set). Default 0:
 	// one fewer than GOMAXPROCS, at least 1; negative: no bound but each
 	// region's Budget.MaxScreens.
 	ScreenWorkers int

@@ -95,9 +95,11 @@
 // applied by gating promotions, and rebalancing never closes a reservation.
 //
 // Screenings and promotions run on goroutines the Pipeline owns; Settle
-// waits for them and Close stops them. Options.Gate, shared by pipelines,
-// bounds the screenings running at once across all of them, so a process
-// that also answers requests keeps a processor for them (see Gate). Options.OnPromote tells of every
+// waits for them and Close stops them. Options.Gate, shared by pipelines
+// and the persister's writer, admits their processor work a few units at
+// a time and paces it while requests come, so a process that also
+// answers requests keeps a processor for them and never makes one wait
+// long behind the refill (see Gate). Options.OnPromote tells of every
 // entry that lands in a sink (promotion, transfer, a network lease coming
 // back), outside every lock, so a request waiting on an empty sink can
 // retry at once rather than at the next pulse.

@@ -1,26 +1,120 @@
 package pipeline
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
 
-// Gate bounds how many screenings run at once across every pipeline that
-// shares it. Screening is the refill's bulk work (a chunk's summary, read
-// through the archive or generated, for every candidate drawn); promotions
-// are not gated: they answer demand and are bounded by MaxPromotions.
+// Gate admits the refill's processor work (screenings, promotions and,
+// through the persisters that hold it, the location writer's
+// transactions) a few units at a time across every pipeline that shares
+// it, and, while requests come, paces it.
 //
-// A process that answers requests while it fills its caches gives its
-// pipelines a gate smaller than its processor count (GOMAXPROCS), so that a
-// processor is always free to answer. Without one, a burst of screening
-// (terrain generated for a cold archive, say) takes every processor, and
-// Go's scheduler then looks for network events only every few
-// milliseconds: requests wait tens of milliseconds behind the refill that
-// is meant to serve them. A nil *Gate admits everything at once.
+// Bound. A process that answers requests while it fills its caches gives
+// its pipelines a gate smaller than its processor count (GOMAXPROCS), so
+// that a processor is always free to answer. Without one, a burst of
+// screening (terrain generated for a cold archive, say) takes every
+// processor, and Go's scheduler then looks for network events only every
+// few milliseconds: requests wait tens of milliseconds behind the refill
+// that is meant to serve them.
+//
+// Pacing. A bound alone is not enough on a small machine. The operating
+// system's scheduler lets a running thread finish its time slice (on
+// Linux about a millisecond) before a thread woken by a request gets the
+// core, so a refill that keeps one thread busy for milliseconds at a
+// time, a pulse's promotions back to back or a writer's transaction of a
+// few hundred rows, delays every request that arrives meanwhile by up to
+// a slice, though the refill uses a fraction of a core on average. So
+// each lane of the gate (one per unit admitted at once) runs at most
+// Pacing.Quantum of work in a row and then rests Pacing.Rest, holding its
+// lane, so that no refill work of this gate runs on that lane meanwhile
+// and its thread sleeps. Rest is taken at Leave and at Turn.Yield, the
+// points between units and inside long ones (a transaction yields
+// between statements). Pacing is on while requests come (Request, called
+// on every take, marks one) and for Pacing.Linger after the last: a
+// process that answers nothing, or fills its caches before the first
+// player asks, refills at full speed. Lane work bounded by Quantum and
+// followed by Rest uses at most Quantum/(Quantum+Rest) of a processor per
+// lane, which the defaults set at half.
+//
+// A nil *Gate admits everything at once and never paces.
 type Gate struct {
-	slots chan struct{}
+	lanes chan *lane
+	pace  Pacing
+	// since is the gate's clock (time since it was made) and sleep its
+	// rest; tests replace both.
+	since func() time.Duration
+	sleep func(d time.Duration)
+	// last is when Request was last called, in nanoseconds since epoch
+	// (0: never).
+	last   atomic.Int64
+	rests  atomic.Uint64
+	rested atomic.Int64 // nanoseconds
 }
 
-// NewGate returns a gate admitting n at once (at least 1).
-func NewGate(n int) *Gate {
-	return &Gate{slots: make(chan struct{}, max(n, 1))}
+// Pacing sets how a Gate paces its lanes while requests come (see Gate).
+// A zero field takes its default; a negative Quantum turns pacing off.
+type Pacing struct {
+	// Quantum is the most work a lane runs in a row before it rests.
+	// Default DefaultQuantum.
+	Quantum time.Duration
+	// Rest is how long a lane rests once it has run its quantum. Default
+	// DefaultRest.
+	Rest time.Duration
+	// Linger is how long pacing stays on after the last request. Default
+	// DefaultLinger.
+	Linger time.Duration
+}
+
+// Defaults for Pacing: half of a processor per lane while requests come,
+// in stretches short enough that a request waits at most a fraction of a
+// millisecond behind one.
+const (
+	DefaultQuantum = 200 * time.Microsecond
+	DefaultRest    = 200 * time.Microsecond
+	DefaultLinger  = time.Second
+)
+
+func (p Pacing) withDefaults() Pacing {
+	if p.Quantum == 0 {
+		p.Quantum = DefaultQuantum
+	}
+	if p.Rest <= 0 {
+		p.Rest = DefaultRest
+	}
+	if p.Linger <= 0 {
+		p.Linger = DefaultLinger
+	}
+	return p
+}
+
+// lane is one unit of admission: the stretch of work it has run since it
+// last rested or sat idle for a Rest.
+type lane struct {
+	start time.Duration // since epoch: the current stretch began
+	left  time.Duration // since epoch: the lane was last given back
+}
+
+// NewGate returns a gate admitting n at once (at least 1), paced with the
+// default Pacing.
+func NewGate(n int) *Gate { return NewPacedGate(n, Pacing{}) }
+
+// NewPacedGate returns a gate admitting n at once (at least 1), paced
+// with p.
+func NewPacedGate(n int, p Pacing) *Gate {
+	n = max(n, 1)
+	epoch := time.Now()
+	g := &Gate{
+		lanes: make(chan *lane, n),
+		pace:  p.withDefaults(),
+		since: func() time.Duration { return time.Since(epoch) },
+		sleep: time.Sleep,
+	}
+	for range n {
+		g.lanes <- &lane{}
+	}
+	return g
 }
 
 // Size is how many the gate admits at once; 0 for a nil gate (no bound).
@@ -28,30 +122,101 @@ func (g *Gate) Size() int {
 	if g == nil {
 		return 0
 	}
-	return cap(g.slots)
+	return cap(g.lanes)
 }
 
-// enter waits for a slot, or for ctx to end (its error is returned).
-func (g *Gate) enter(ctx context.Context) error {
+// Request marks a request answered (a take): pacing is on until
+// Pacing.Linger after the last one. It is cheap: one clock read and one
+// atomic store.
+func (g *Gate) Request() {
+	if g != nil {
+		g.last.Store(max(int64(g.since()), 1))
+	}
+}
+
+// GateStats are a gate's counters.
+type GateStats struct {
+	// Rests counts the rests lanes took, Rested their total length.
+	Rests  uint64
+	Rested time.Duration
+}
+
+// Stats returns the gate's counters; the zero GateStats for a nil gate.
+func (g *Gate) Stats() GateStats {
 	if g == nil {
-		return nil
+		return GateStats{}
 	}
+	return GateStats{Rests: g.rests.Load(), Rested: time.Duration(g.rested.Load())}
+}
+
+// pacing reports whether lanes pace at now: a request came within Linger.
+func (g *Gate) pacing(now time.Duration) bool {
+	last := g.last.Load()
+	return g.pace.Quantum > 0 && last != 0 && now-time.Duration(last) < g.pace.Linger
+}
+
+// Turn is a lane of a gate, held from Enter to Leave. A nil *Turn (from a
+// nil gate) does nothing.
+type Turn struct {
+	g *Gate
+	l *lane
+}
+
+// Enter waits for a lane, or for ctx to end (its error is returned).
+func (g *Gate) Enter(ctx context.Context) (*Turn, error) {
+	if g == nil {
+		return nil, nil
+	}
+	var l *lane
 	select {
-	case g.slots <- struct{}{}:
-		return nil
+	case l = <-g.lanes:
 	default:
+		select {
+		case l = <-g.lanes:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	select {
-	case g.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
+	now := g.since()
+	if now-l.left >= g.pace.Rest {
+		// The lane sat idle for a rest: a new stretch.
+		l.start = now
+	}
+	return &Turn{g: g, l: l}, nil
+}
+
+// Yield rests the lane when it has run its quantum in a row while
+// requests come; a long unit calls it between its steps. It returns ctx's
+// error once ctx has ended, so that a unit stops at its next step. A rest
+// is a fraction of a millisecond, not cut short.
+func (t *Turn) Yield(ctx context.Context) error {
+	if t == nil {
 		return ctx.Err()
 	}
+	t.rest()
+	return ctx.Err()
 }
 
-// leave gives back the slot enter took.
-func (g *Gate) leave() {
-	if g != nil {
-		<-g.slots
+// rest rests the lane if it has run its quantum while requests come.
+func (t *Turn) rest() {
+	now := t.g.since()
+	if now-t.l.start < t.g.pace.Quantum || !t.g.pacing(now) {
+		return
 	}
+	t.g.sleep(t.g.pace.Rest)
+	end := t.g.since()
+	t.g.rests.Add(1)
+	t.g.rested.Add(int64(end - now))
+	t.l.start = end
+}
+
+// Leave rests the lane if it has run its quantum (as Yield) and gives it
+// back. A Turn must not be used after Leave.
+func (t *Turn) Leave() {
+	if t == nil {
+		return
+	}
+	t.rest()
+	t.l.left = t.g.since()
+	t.g.lanes <- t.l
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/world"
 )
 
 // TestGateBoundsScreenings: with a gate, no more screenings run at once
@@ -64,8 +66,8 @@ func TestGateBoundsScreenings(t *testing.T) {
 			if want := int64(3 * 8 * tc.pipelines); done.Load() != want {
 				t.Errorf("%d screenings ran, want %d", done.Load(), want)
 			}
-			if tc.gate != nil && len(tc.gate.slots) != 0 {
-				t.Errorf("gate holds %d slots after every screening ended", len(tc.gate.slots))
+			if tc.gate != nil && len(tc.gate.lanes) != cap(tc.gate.lanes) {
+				t.Errorf("%d of the gate's %d lanes are held after every screening ended", cap(tc.gate.lanes)-len(tc.gate.lanes), cap(tc.gate.lanes))
 			}
 			for _, e := range envs {
 				e.shutdown()
@@ -74,5 +76,185 @@ func TestGateBoundsScreenings(t *testing.T) {
 	}
 	if NewGate(0).Size() != 1 || NewGate(5).Size() != 5 || (*Gate)(nil).Size() != 0 {
 		t.Error("Gate.Size: want at least 1, or 0 for a nil gate")
+	}
+}
+
+// fakePace is a gate's clock and sleep under a test's control: work
+// advances the clock, and a rest advances it by the rest and is recorded.
+type fakePace struct {
+	now   time.Duration
+	rests []time.Duration // when each rest began
+}
+
+func pacedGate(n int, p Pacing, f *fakePace) *Gate {
+	g := NewPacedGate(n, p)
+	g.since = func() time.Duration { return f.now }
+	g.sleep = func(d time.Duration) {
+		f.rests = append(f.rests, f.now)
+		f.now += d
+	}
+	return g
+}
+
+// TestGatePacing: while requests come, a lane rests once it has run its
+// quantum in a row, at Yield and at Leave, and only then; without
+// requests, or a Linger after the last, or with pacing off, it never
+// rests; a lane idle for a rest starts a fresh stretch.
+func TestGatePacing(t *testing.T) {
+	p := Pacing{Quantum: 200 * time.Microsecond, Rest: 100 * time.Microsecond, Linger: time.Second}
+	ctx := context.Background()
+	// work runs steps of d in a turn, yielding after each.
+	work := func(t *testing.T, f *fakePace, turn *Turn, steps int, d time.Duration) {
+		t.Helper()
+		for range steps {
+			f.now += d
+			if err := turn.Yield(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Run("paced while requests come", func(t *testing.T) {
+		f := &fakePace{now: time.Hour}
+		g := pacedGate(1, p, f)
+		g.Request()
+		turn, err := g.Enter(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := f.now
+		work(t, f, turn, 10, 50*time.Microsecond) // 500 us of work
+		// A rest after every 200 us of work: at 200 and 400 us of it.
+		want := []time.Duration{start + 200*time.Microsecond, start + 400*time.Microsecond + 100*time.Microsecond}
+		if len(f.rests) != len(want) || f.rests[0] != want[0] || f.rests[1] != want[1] {
+			t.Fatalf("rests began at %v (from %v), want %v", f.rests, start, want)
+		}
+		f.now += 150 * time.Microsecond // 250 us since the last rest
+		turn.Leave()
+		if len(f.rests) != 3 {
+			t.Errorf("Leave after 250 us of work since the last rest: %d rests in all, want 3", len(f.rests))
+		}
+		if st := g.Stats(); st.Rests != 3 || st.Rested != 300*time.Microsecond {
+			t.Errorf("Stats = %+v, want 3 rests, 300us rested", st)
+		}
+	})
+	t.Run("a lane idle for a rest starts afresh", func(t *testing.T) {
+		f := &fakePace{now: time.Hour}
+		g := pacedGate(1, p, f)
+		g.Request()
+		turn, _ := g.Enter(ctx)
+		work(t, f, turn, 3, 50*time.Microsecond)
+		turn.Leave() // 150 us: no rest
+		f.now += 100 * time.Microsecond
+		turn, _ = g.Enter(ctx)
+		work(t, f, turn, 3, 50*time.Microsecond)
+		turn.Leave()
+		if len(f.rests) != 0 {
+			t.Errorf("two stretches of 150 us a rest apart: rests at %v, want none", f.rests)
+		}
+		// Back at once: the stretch goes on.
+		turn, _ = g.Enter(ctx)
+		work(t, f, turn, 1, 50*time.Microsecond)
+		turn.Leave()
+		if len(f.rests) != 1 {
+			t.Errorf("a third unit entered at once after 150 us, 50 us more: %d rests, want 1", len(f.rests))
+		}
+	})
+	for _, tc := range []struct {
+		name    string
+		pace    Pacing
+		request func(g *Gate, f *fakePace)
+	}{
+		{"no request yet", p, func(*Gate, *fakePace) {}},
+		{"a linger after the last request", p, func(g *Gate, f *fakePace) {
+			g.Request()
+			f.now += time.Second
+		}},
+		{"pacing off", Pacing{Quantum: -1}, func(g *Gate, _ *fakePace) { g.Request() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakePace{now: time.Hour}
+			g := pacedGate(2, tc.pace, f)
+			tc.request(g, f)
+			turn, _ := g.Enter(ctx)
+			work(t, f, turn, 100, 50*time.Microsecond)
+			turn.Leave()
+			if len(f.rests) != 0 {
+				t.Errorf("%d rests, want none", len(f.rests))
+			}
+		})
+	}
+	t.Run("a unit stops once ctx ends", func(t *testing.T) {
+		f := &fakePace{now: time.Hour}
+		g := pacedGate(1, p, f)
+		g.Request()
+		turn, _ := g.Enter(ctx)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		f.now += time.Millisecond
+		if err := turn.Yield(cctx); err != context.Canceled {
+			t.Errorf("Yield with an ended ctx = %v, want context.Canceled", err)
+		}
+		if len(f.rests) != 1 {
+			t.Errorf("%d rests, want 1 (the quantum was run)", len(f.rests))
+		}
+		turn.Leave()
+		if len(g.lanes) != 1 {
+			t.Error("the lane was not given back")
+		}
+	})
+	t.Run("nil", func(t *testing.T) {
+		var g *Gate
+		g.Request()
+		turn, err := g.Enter(ctx)
+		if turn != nil || err != nil {
+			t.Fatalf("nil gate: Enter = %v, %v; want nil, nil", turn, err)
+		}
+		if err := turn.Yield(ctx); err != nil {
+			t.Error(err)
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := turn.Yield(cctx); err != context.Canceled {
+			t.Errorf("nil turn: Yield with an ended ctx = %v, want context.Canceled", err)
+		}
+		turn.Leave()
+		if g.Stats() != (GateStats{}) {
+			t.Error("nil gate has stats")
+		}
+	})
+}
+
+// TestGateBoundsPromotions: promotions load and check their chunks in a
+// turn of the gate, so no more run at once than it admits.
+func TestGateBoundsPromotions(t *testing.T) {
+	var running, most atomic.Int64
+	gate := NewGate(1)
+	e := newEnv(t, envConfig{opts: func(o *Options) {
+		o.Gate = gate
+		o.Budget.MaxPromotions = 8
+		check := o.Check
+		o.Check = func(r *world.Reservation, b geom.Block) (int, memory.Cause, bool) {
+			n := running.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(2 * time.Millisecond)
+			running.Add(-1)
+			return check(r, b)
+		}
+	}})
+	defer e.shutdown()
+	for range 4 {
+		if err := e.p.Pulse(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.p.Settle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := e.p.Stats(); st.Promotions < 2 {
+		t.Fatalf("%d promotions ran, want several", st.Promotions)
+	}
+	if got := most.Load(); got != 1 {
+		t.Errorf("%d promotion checks ran at once through a gate of 1, want 1", got)
 	}
 }

@@ -225,9 +225,11 @@ type Options struct {
 	// until it does. A panic in it is logged and recovered. Default nil:
 	// no calls.
 	OnPromote func(sink string)
-	// Gate, when set, bounds the screenings running at once, shared with
-	// every other pipeline holding the same gate (see Gate). Default nil:
-	// Budget.MaxScreens is the only bound.
+	// Gate, when set, admits the refill's processor work (screenings and
+	// the load and check of promotions) a few at a time, shared with
+	// every other pipeline and persister holding the same gate, and paces
+	// it while requests come (see Gate). Default nil: Budget.MaxScreens
+	// and Budget.MaxPromotions are the only bounds.
 	Gate *Gate
 
 	// BacklogCapacity bounds the backlog. Default 256.

@@ -93,6 +93,7 @@ func (p *Pipeline) Take(ctx context.Context, req Request) (*Hot, string, error) 
 	if p.closed.Load() {
 		return nil, "", ErrClosed
 	}
+	p.opts.Gate.Request()
 	if req.Token != "" {
 		if p.network == nil {
 			return nil, KindNetwork.String(), ErrNoSink

@@ -67,10 +67,11 @@ func (p *Pipeline) runScreening(ctx context.Context, c Candidate) {
 }
 
 func (p *Pipeline) screen(ctx context.Context, c Candidate, v *verdict) (stage.Outcome[Location], error) {
-	if err := p.opts.Gate.enter(ctx); err != nil {
+	turn, err := p.opts.Gate.Enter(ctx)
+	if err != nil {
 		return stage.Rejected[Location](stage.ReasonShuttingDown, err.Error()), nil
 	}
-	r, err := p.screenGated(ctx, c.Chunk)
+	r, err := p.screenGated(ctx, turn, c.Chunk)
 	switch {
 	case err != nil && p.base.Err() != nil:
 		return stage.Rejected[Location](stage.ReasonShuttingDown, err.Error()), nil
@@ -87,9 +88,10 @@ func (p *Pipeline) screen(ctx context.Context, c Candidate, v *verdict) (stage.O
 	return stage.Rejected[Location](reasonFor(r.Cause), detail(r.Cause, r.Detail)), nil
 }
 
-// screenGated runs the Screen function inside the gate screen entered.
-func (p *Pipeline) screenGated(ctx context.Context, c geom.Chunk) (Screened, error) {
-	defer p.opts.Gate.leave()
+// screenGated runs the Screen function in the turn of the gate screen
+// entered.
+func (p *Pipeline) screenGated(ctx context.Context, turn *Turn, c geom.Chunk) (Screened, error) {
+	defer turn.Leave()
 	return p.opts.Screen(ctx, c)
 }
 
@@ -185,6 +187,21 @@ func (p *Pipeline) promote(ctx context.Context, loc Location, v *verdict) (out s
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.PromotionTimeout)
 	defer cancel()
+	// The chunk's load and the check are the promotion's processor work:
+	// they run in a turn of the gate, the verifiers (which wait on
+	// others) after it.
+	turn, err := p.opts.Gate.Enter(ctx)
+	if err != nil {
+		return p.reserveFailed(loc, err, v), nil
+	}
+	left := false
+	leave := func() {
+		if !left {
+			left = true
+			turn.Leave()
+		}
+	}
+	defer leave()
 	res, err := p.opts.Reserver.ReserveFor(ctx, loc.Chunk(), p.opts.ReservationLifespan)
 	if err != nil {
 		return p.reserveFailed(loc, err, v), nil
@@ -199,6 +216,7 @@ func (p *Pipeline) promote(ctx context.Context, loc Location, v *verdict) (out s
 		}
 	}()
 	y, cause, ok := p.opts.Check(res, loc.Block())
+	leave()
 	if !ok {
 		if !cause.Valid() {
 			return out, fmt.Errorf("pipeline: check of %v rejected with invalid cause %d", loc.Block(), cause)

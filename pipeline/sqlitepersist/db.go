@@ -136,6 +136,11 @@ type Options struct {
 	// Logger receives write failures (paced: see the package
 	// documentation) and dropped writes. Default slog.Default().
 	Logger *slog.Logger
+	// Gate, when set, admits and paces the writer's transactions with
+	// the refill work of the pipelines holding the same gate: a
+	// transaction runs in a turn of the gate and yields between its
+	// statements (see pipeline.Gate). Default nil: no bound, no pacing.
+	Gate *pipeline.Gate
 
 	clock rowqueue.Clock // tests only; default the real clock
 }
@@ -381,6 +386,11 @@ func (d *DB) Region(region string, key pipeline.Key) (*Region, error) {
 func (d *DB) markClean() error {
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.BusyTimeout+10*time.Second)
 	defer cancel()
+	turn, err := d.opts.Gate.Enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer turn.Leave()
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -406,6 +416,11 @@ func (d *DB) apply(b *rowqueue.Pending) (map[rowqueue.Row]bool, error) {
 func (d *DB) applyTx(b *rowqueue.Pending) error {
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.BusyTimeout+10*time.Second)
 	defer cancel()
+	turn, err := d.opts.Gate.Enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer turn.Leave()
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -415,6 +430,9 @@ func (d *DB) applyTx(b *rowqueue.Pending) error {
 	d.order = b.Order(d.order)
 	defer clear(d.order)
 	for _, c := range d.order {
+		if err := turn.Yield(ctx); err != nil {
+			return err
+		}
 		w := c.Row
 		if c.Removes > 0 {
 			// The row goes if it has at most r copies; otherwise r fewer.
@@ -441,7 +459,7 @@ func (d *DB) applyTx(b *rowqueue.Pending) error {
 			}
 		}
 	}
-	if err := d.applyJournal(ctx, tx, b); err != nil {
+	if err := d.applyJournal(ctx, tx, turn, b); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -449,10 +467,13 @@ func (d *DB) applyTx(b *rowqueue.Pending) error {
 
 // applyJournal writes the journal work of b in tx: marks, spots, then
 // trims (a trim may cover marks of the same batch).
-func (d *DB) applyJournal(ctx context.Context, tx *sql.Tx, b *rowqueue.Pending) error {
+func (d *DB) applyJournal(ctx context.Context, tx *sql.Tx, turn *pipeline.Turn, b *rowqueue.Pending) error {
 	if len(b.Marks) > 0 {
 		st := tx.StmtContext(ctx, d.mark)
 		for _, m := range b.Marks {
+			if err := turn.Yield(ctx); err != nil {
+				return err
+			}
 			if _, err := st.ExecContext(ctx, int64(m.Mark.Seq), m.Region, m.Mark.Index, int(m.Mark.Cause), m.Mark.Source, m.Mark.At.UnixNano()); err != nil {
 				return fmt.Errorf("journal mark: %w", err)
 			}
@@ -461,6 +482,9 @@ func (d *DB) applyJournal(ctx context.Context, tx *sql.Tx, b *rowqueue.Pending) 
 	if len(b.Spots) > 0 {
 		st := tx.StmtContext(ctx, d.spot)
 		for k, at := range b.Spots {
+			if err := turn.Yield(ctx); err != nil {
+				return err
+			}
 			if _, err := st.ExecContext(ctx, k.Region, k.X, k.Z, at); err != nil {
 				return fmt.Errorf("journal spot: %w", err)
 			}

@@ -219,3 +219,48 @@ func TestBatchDelay(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestWriterTakesGate: with a Gate, the writer's transactions run in a
+// turn of it: while the gate's only lane is held elsewhere nothing is
+// committed, and once it is given back the writes are, and the lane is
+// free again.
+func TestWriterTakesGate(t *testing.T) {
+	gate := pipeline.NewGate(1)
+	db, err := sqlitepersist.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), sqlitepersist.Options{Gate: gate, BatchDelay: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Open committed its own setup; from here the lane is the test's.
+	turn, err := gate.Enter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := db.Region("r", "k")
+	for i := range 5 {
+		r.Add(persisttest.Loc(i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	err = db.Flush(ctx)
+	cancel()
+	if err == nil {
+		t.Fatal("Flush returned while the gate's only lane was held: the writer did not wait for a turn")
+	}
+	if st := db.Stats(); st.Written != 0 {
+		t.Fatalf("%d rows written while the gate's only lane was held, want 0", st.Written)
+	}
+	turn.Leave()
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := db.Flush(ctx); err != nil {
+		t.Fatalf("Flush once the lane is free: %v", err)
+	}
+	if st := db.Stats(); st.Written != 5 {
+		t.Errorf("%d rows written, want 5", st.Written)
+	}
+	turn, err = gate.Enter(ctx)
+	if err != nil {
+		t.Fatalf("the writer kept the lane after its commit: %v", err)
+	}
+	turn.Leave()
+}
