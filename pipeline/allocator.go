@@ -108,6 +108,26 @@ func (p *Pipeline) keepTime(now time.Time) {
 	}
 }
 
+// short reports whether a sink holds less than half its quota: the refill
+// is behind demand and must not be paced (see Gate).
+func (p *Pipeline) short() bool {
+	for _, s := range p.singles {
+		if s.Len() < s.Quota()/2 {
+			return true
+		}
+	}
+	return p.network != nil && p.network.pool.Len() < p.network.pool.Quota()/2
+}
+
+// setHurry holds the gate's pacing off (on) while the pipeline is short,
+// once per change. Called under pulseMu.
+func (p *Pipeline) setHurry(on bool) {
+	if on != p.hurrying {
+		p.hurrying = on
+		p.opts.Gate.hurry(on)
+	}
+}
+
 // pulse is the body of Pulse, under pulseMu.
 func (p *Pipeline) pulse() error {
 	p.pulseMu.Lock()
@@ -133,6 +153,7 @@ func (p *Pipeline) pulse() error {
 	if p.network != nil {
 		quota(p.network.pool)
 	}
+	p.setHurry(p.short())
 
 	// 4 and 5. Transfers and trims share one budget.
 	budget := o.Budget.Transfers

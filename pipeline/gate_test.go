@@ -258,3 +258,53 @@ func TestGateBoundsPromotions(t *testing.T) {
 		t.Errorf("%d promotion checks ran at once through a gate of 1, want 1", got)
 	}
 }
+
+// TestGateHurries: a pipeline with a sink under half its quota holds the
+// gate's pacing off until its sinks are refilled, and lets go at Close.
+func TestGateHurries(t *testing.T) {
+	gate := NewGate(1)
+	gate.Request()
+	now := gate.since()
+	e := newEnv(t, envConfig{opts: func(o *Options) { o.Gate = gate }})
+	if !gate.pacing(now) {
+		t.Fatal("a gate with a request just now does not pace")
+	}
+	if err := e.p.Pulse(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if gate.hurried.Load() != 1 || gate.pacing(now) {
+		t.Fatalf("after a pulse with empty sinks: %d pipelines hurry, pacing %v; want 1 and off", gate.hurried.Load(), gate.pacing(now))
+	}
+	for range 50 {
+		if err := e.p.Pulse(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.p.Settle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if gate.hurried.Load() == 0 {
+			break
+		}
+	}
+	if gate.hurried.Load() != 0 || !gate.pacing(now) {
+		t.Fatalf("after the sinks filled: %d pipelines hurry, pacing %v; want 0 and on", gate.hurried.Load(), gate.pacing(now))
+	}
+	for _, s := range e.p.singles {
+		if s.Len() < s.Quota()/2 {
+			t.Fatalf("sink %s holds %d of a quota of %d, yet no hurry", s.name, s.Len(), s.Quota())
+		}
+	}
+	e.shutdown()
+	// A second pipeline, short, then closed: Close lets go.
+	e2 := newEnv(t, envConfig{opts: func(o *Options) { o.Gate = gate }})
+	if err := e2.p.Pulse(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if gate.hurried.Load() != 1 {
+		t.Fatalf("a new pipeline with empty sinks: %d hurry, want 1", gate.hurried.Load())
+	}
+	e2.shutdown()
+	if gate.hurried.Load() != 0 {
+		t.Errorf("after Close %d pipelines hurry, want 0", gate.hurried.Load())
+	}
+}

@@ -48,8 +48,11 @@ type Pipeline struct {
 	cancel context.CancelFunc
 
 	pulseMu sync.Mutex // serializes Pulse, Settle, Clear and Close
-	// pulseMu protects the following field.
+	// pulseMu protects the following fields.
 	rng *rand.Rand
+	// hurrying: the last pulse found a sink under half its quota and
+	// holds the gate's pacing off (see Gate.hurry).
+	hurrying bool
 
 	// expandLimit caps the ranks of Options.Distribution: the shape's Len
 	// in expand mode, 0 (no cap) otherwise.
@@ -359,6 +362,7 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 	p.pulseMu.Lock()
 	defer p.pulseMu.Unlock()
+	p.setHurry(false)
 	p.cancel()
 	waitErr := p.waitIdle(ctx)
 	p.detached.Store(true)
