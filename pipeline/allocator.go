@@ -83,6 +83,9 @@ func (p *Pipeline) Housekeep(ctx context.Context) error {
 		return ErrClosed
 	}
 	p.keepTime(p.clock())
+	// A paused pipeline refills nothing: it must not hold the gate's
+	// pacing off for the others.
+	p.setHurry(false)
 	p.pulseMu.Unlock()
 	p.notifyTransfers()
 	return nil

@@ -260,7 +260,8 @@ func TestGateBoundsPromotions(t *testing.T) {
 }
 
 // TestGateHurries: a pipeline with a sink under half its quota holds the
-// gate's pacing off until its sinks are refilled, and lets go at Close.
+// gate's pacing off until its sinks are refilled, and lets go while
+// paused (Housekeep) and at Close.
 func TestGateHurries(t *testing.T) {
 	gate := NewGate(1)
 	gate.Request()
@@ -274,6 +275,19 @@ func TestGateHurries(t *testing.T) {
 	}
 	if gate.hurried.Load() != 1 || gate.pacing(now) {
 		t.Fatalf("after a pulse with empty sinks: %d pipelines hurry, pacing %v; want 1 and off", gate.hurried.Load(), gate.pacing(now))
+	}
+	// Paused (only Housekeep runs), it refills nothing and lets go.
+	if err := e.p.Housekeep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if gate.hurried.Load() != 0 {
+		t.Fatalf("after Housekeep: %d pipelines hurry, want 0", gate.hurried.Load())
+	}
+	if err := e.p.Pulse(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if gate.hurried.Load() != 1 {
+		t.Fatalf("a pulse after Housekeep, sinks still short: %d pipelines hurry, want 1", gate.hurried.Load())
 	}
 	for range 50 {
 		if err := e.p.Pulse(context.Background()); err != nil {
