@@ -115,6 +115,11 @@ func (b BlockID) IsAir() bool { return b <= VoidAir }
 // lava, bubble columns, underwater plants, or any state with
 // waterlogged=true. The answer is computed once per ID and cached, so it
 // costs a slice index on the hot path.
+//
+// The cache is copied on write: readers index a published table without
+// a lock, so a table is never written once it is published; a new answer
+// goes into a copy (once per ID, a few thousand at most), published in
+// its place.
 func IsFluid(b BlockID) bool {
 	if t := *fluidTable.Load(); int(b) < len(t) && t[b] != 0 {
 		return t[b] == 2
@@ -122,23 +127,25 @@ func IsFluid(b BlockID) bool {
 	fluidMu.Lock()
 	defer fluidMu.Unlock()
 	t := *fluidTable.Load()
-	if int(b) >= len(t) {
-		grown := make([]uint8, max(int(b)+1, 2*len(t), 64))
-		copy(grown, t)
-		t = grown
+	if int(b) < len(t) && t[b] != 0 {
+		return t[b] == 2
 	}
-	if t[b] == 0 {
-		t[b] = 1
-		if IsFluidName(b.String()) {
-			t[b] = 2
-		}
+	n := max(len(t), 64)
+	if int(b) >= n {
+		n = max(int(b)+1, 2*len(t))
 	}
-	fluidTable.Store(&t)
-	return t[b] == 2
+	next := make([]uint8, n)
+	copy(next, t)
+	next[b] = 1
+	if IsFluidName(b.String()) {
+		next[b] = 2
+	}
+	fluidTable.Store(&next)
+	return next[b] == 2
 }
 
 var (
-	fluidMu    sync.Mutex // serialises growth of fluidTable
+	fluidMu    sync.Mutex // serialises the writers of fluidTable
 	fluidTable = func() *atomic.Pointer[[]uint8] {
 		var p atomic.Pointer[[]uint8]
 		p.Store(new([]uint8))

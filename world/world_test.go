@@ -1,6 +1,7 @@
 package world
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 )
@@ -80,6 +81,33 @@ func TestIsFluid(t *testing.T) {
 					t.Errorf("IsFluid(%v) = false", b)
 					return
 				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestIsFluidConcurrent: IsFluid caches answers for IDs met for the first
+// time while other goroutines read the cache; under -race this fails if
+// a published table is ever written in place. Each answer stays right.
+func TestIsFluidConcurrent(t *testing.T) {
+	const goroutines, perG = 8, 200
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range perG {
+				name := fmt.Sprintf("rtp:fluid_test_%d_%d", g, i)
+				if i%2 == 1 {
+					name += "[waterlogged=true]"
+				}
+				b := Block(name)
+				if got, want := IsFluid(b), i%2 == 1; got != want {
+					t.Errorf("IsFluid(%s) = %v, want %v", name, got, want)
+					return
+				}
+				// Read back IDs another goroutine may be adding.
+				_ = IsFluid(b - 1)
+				_ = IsFluid(Block("minecraft:water"))
 			}
 		})
 	}
