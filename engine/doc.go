@@ -43,8 +43,9 @@
 // (Options.ScreenWorkers over Spec.ScreenWorkers: by default GOMAXPROCS-1
 // lanes) that admits the refill's processor work and paces it while
 // requests come (see pipeline.Gate), so the refill never takes every
-// processor from the requests nor holds one for long. Run then drives every region: one
-// pulse loop per region (Region.Pulse period) calling pipeline.Pulse, the
+// processor from the requests nor holds one for long. Run then drives
+// every region: one pulse loop per region (Region.Pulse period) calling
+// pipeline.Pulse, the
 // memory table's rebuild loop, a periodic save of the memory file and the
 // unique-placement marker; one sweep that closes the locations handed out
 // and never completed (Options.HandoutLifespan); the change watcher of each

@@ -102,9 +102,9 @@ type Options struct {
 	Handouts HandoutLimits
 }
 
-// screenGate returns the gate for Options.ScreenWorkers (opt) over
+// refillGate returns the gate for Options.ScreenWorkers (opt) over
 // Spec.ScreenWorkers (cfg).
-func screenGate(opt, cfg int) *pipeline.Gate {
+func refillGate(opt, cfg int) *pipeline.Gate {
 	n := opt
 	if n == 0 {
 		n = cfg
@@ -215,7 +215,7 @@ func New(ctx context.Context, spec Spec, opts Options) (_ *Engine, err error) {
 		worlds:   map[string]*worldState{},
 		regions:  map[string]*Region{},
 		stopping: make(chan struct{}),
-		gate:     screenGate(opts.ScreenWorkers, spec.ScreenWorkers),
+		gate:     refillGate(opts.ScreenWorkers, spec.ScreenWorkers),
 		runDone:  make(chan struct{}),
 	}
 	e.out.init()

@@ -386,11 +386,6 @@ func (d *DB) Region(region string, key pipeline.Key) (*Region, error) {
 func (d *DB) markClean() error {
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.BusyTimeout+10*time.Second)
 	defer cancel()
-	turn, err := d.opts.Gate.Enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer turn.Leave()
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
