@@ -13,6 +13,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/verify/claims"
 )
@@ -30,6 +32,16 @@ import (
 // accept keys in any letter case and repeated keys (the last one wins),
 // and its type errors name the Go type; walking the keys costs one more
 // call per key on bodies of a few fields.
+//
+// Fast path. That walk costs some 30 allocations and a few microseconds a
+// body, on every teleport. So a body is first decoded in one pass by the
+// JSON v2 decoder (github.com/go-json-experiment/json, the implementation
+// Go ships as encoding/json/v2), which is strict where the walk is: names
+// match exactly, a repeated name, an unknown one or invalid UTF-8 is an
+// error. A body it takes is the body the walk would have made; anything
+// it refuses (or that is not an object) is decoded again from scratch by
+// the walk, which alone writes the answer, so a bad body gets the same
+// message either way. FuzzDecodeFastPath holds the two to that.
 
 // body is a request body type.
 type body interface {
@@ -72,6 +84,18 @@ func tooLarge(limit int64) *apiError {
 // decodeJSON decodes data, one JSON object (or nothing but white space),
 // into b and checks it. Every error is a 400 *apiError.
 func decodeJSON(data []byte, b body) error {
+	if rest := bytes.TrimLeft(data, " \t\r\n"); len(rest) > 0 && rest[0] == '{' {
+		if jsonv2.Unmarshal(data, b, jsonv2.RejectUnknownMembers(true)) == nil {
+			return b.check()
+		}
+		// Whatever the fast path set goes: the walk starts afresh.
+		reflect.ValueOf(b).Elem().SetZero()
+	}
+	return decodeWalk(data, b)
+}
+
+// decodeWalk is decodeJSON's walk of the keys (see the top of the file).
+func decodeWalk(data []byte, b body) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return b.check()
 	}

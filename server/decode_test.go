@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -200,4 +202,63 @@ func FuzzTeleportRequest(f *testing.F) {
 			t.Fatalf("body %q: %d %s", body, a.status, a.body)
 		}
 	})
+}
+
+// FuzzDecodeFastPath holds decodeJSON's one-pass decoder to the walk of
+// the keys: a body the fast path takes must be one the walk takes too,
+// with the same values, for every body type (see the top of decode.go).
+func FuzzDecodeFastPath(f *testing.F) {
+	for _, s := range teleportSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{"owner":"town","minX":-5,"minZ":-6,"maxX":7,"maxZ":8}`, `{"capacity":3}`, `{"capacity":null}`,
+		"\v{\"player\":\"a\"}", `{"pl\u0061yer":"a"}`, `{"player":"a","waitMs":5.0}`, `{"player":"a","waitMs":"5"}`,
+		`{"owner":"o","minX":0,"minZ":0,"maxX":0,"maxZ":0,"MinX":1}`, ` {"player":"a"} `, `{"player":"\u00e9"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, mk := range []func() body{
+			func() body { return new(teleportBody) },
+			func() body { return new(claimBody) },
+			func() body { return new(queueBody) },
+			func() body { return new(reserveBody) },
+		} {
+			fast, walk := mk(), mk()
+			ferr := decodeJSON(data, fast)
+			werr := decodeWalk(data, walk)
+			if (ferr == nil) != (werr == nil) || (ferr != nil && ferr.Error() != werr.Error()) {
+				t.Fatalf("%T: decodeJSON(%q) = %v, the walk = %v", fast, data, ferr, werr)
+			}
+			if ferr == nil && !reflect.DeepEqual(fast, walk) {
+				t.Fatalf("%T: decodeJSON(%q) = %+v, the walk = %+v", fast, data, fast, walk)
+			}
+		}
+	})
+}
+
+// TestDecodeFastPathNames: each body type's JSON names, as the fast path
+// reads them from the struct tags, are exactly the keys the walk knows,
+// so the two decoders take the same fields.
+func TestDecodeFastPathNames(t *testing.T) {
+	for _, b := range []body{new(teleportBody), new(claimBody), new(queueBody), new(reserveBody)} {
+		typ := reflect.TypeOf(b).Elem()
+		var names []string
+		for i := range typ.NumField() {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				t.Fatalf("%v.%s has no JSON name: the fast path would take its Go name", typ, typ.Field(i).Name)
+			}
+			names = append(names, name)
+		}
+		if !slices.Equal(names, b.keys()) {
+			t.Errorf("%v: JSON names %q, keys %q", typ, names, b.keys())
+		}
+		for _, k := range b.keys() {
+			if b.field(k) == nil {
+				t.Errorf("%v: key %q has no field", typ, k)
+			}
+		}
+	}
 }
