@@ -657,6 +657,24 @@ func (e *Engine) Region(name string) *Region { return e.regions[name] }
 // Regions returns the names of the regions, sorted.
 func (e *Engine) Regions() []string { return slices.Clone(e.names) }
 
+// RefillStats describe the gate every region's refill work goes through
+// (see pipeline.Gate): how many units it admits at once and how its lanes
+// rested while requests came.
+type RefillStats struct {
+	// Lanes is how many units of refill work run at once; 0 when the
+	// refill is not bounded (Options.ScreenWorkers negative).
+	Lanes int
+	// Rests counts the rests the lanes took, Rested their total length.
+	Rests  uint64
+	Rested time.Duration
+}
+
+// Refill returns the counters of the engine's refill gate.
+func (e *Engine) Refill() RefillStats {
+	st := e.gate.Stats()
+	return RefillStats{Lanes: e.gate.Size(), Rests: st.Rests, Rested: st.Rested}
+}
+
 // Run drives every region until ctx ends, then shuts the engine down in
 // order (see the package documentation) and returns the shutdown's error,
 // if any. It returns an error at once if called twice or after Close.

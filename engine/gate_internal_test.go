@@ -3,6 +3,9 @@ package engine
 import (
 	"runtime"
 	"testing"
+	"time"
+
+	"github.com/rtpengine/rtp/pipeline"
 )
 
 func TestScreenGate(t *testing.T) {
@@ -19,5 +22,26 @@ func TestScreenGate(t *testing.T) {
 	}
 	if g, want := refillGate(0, 0), max(runtime.GOMAXPROCS(0)-1, 1); g.Size() != want {
 		t.Errorf("refillGate(0, 0) admits %d, want GOMAXPROCS-1 = %d", g.Size(), want)
+	}
+}
+
+// TestRefillStats: Refill reports the gate's size and its rests.
+func TestRefillStats(t *testing.T) {
+	e := &Engine{gate: pipeline.NewPacedGate(2, pipeline.Pacing{Quantum: time.Nanosecond, Rest: time.Microsecond, Linger: time.Hour})}
+	if st := e.Refill(); st.Lanes != 2 || st.Rests != 0 || st.Rested != 0 {
+		t.Fatalf("Refill of a new gate = %+v, want 2 lanes, no rests", st)
+	}
+	e.gate.Request()
+	turn, err := e.gate.Enter(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Millisecond) // past the quantum: Leave rests
+	turn.Leave()
+	if st := e.Refill(); st.Rests != 1 || st.Rested <= 0 {
+		t.Errorf("Refill after a paced unit = %+v, want one rest", st)
+	}
+	if st := (&Engine{}).Refill(); st != (RefillStats{}) {
+		t.Errorf("Refill without a gate = %+v, want zero", st)
 	}
 }

@@ -91,6 +91,15 @@ type Request struct {
 	// Token is a network token: the teleport redeems its lease, without
 	// waiting (Sink is ignored).
 	Token string
+	// Wait, when positive, bounds how long a miss waits for a location,
+	// beside ctx; the teleport then fails with ReasonNoLocation. Unlike a
+	// deadline on ctx it costs nothing when a location is ready. Default
+	// 0: ctx alone bounds the wait.
+	Wait time.Duration
+	// Done, when closed, ends a waiting teleport with ReasonShutdown, as
+	// the engine's Close does: a caller's own shutdown (the HTTP server's
+	// drain). Default nil.
+	Done <-chan struct{}
 }
 
 // Location is a landing place handed to a player: the block column X, Z,
@@ -148,7 +157,7 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 	if req.Token != "" {
 		return e.redeem(r, req.Token, req.Player, start)
 	}
-	preq := pipeline.Request{Player: req.Player, Sink: req.Sink, Paused: &r.paused, Stop: e.stopping}
+	preq := pipeline.Request{Player: req.Player, Sink: req.Sink, Paused: &r.paused, Stop: e.stopping, Done: req.Done, Wait: req.Wait}
 	if r.unique.Load() > 0 {
 		preq.Admit = (*uniqueAdmit)(r)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"time"
 )
 
 // Errors of Take. A Take that fails for its context returns the context's
@@ -61,6 +62,16 @@ type Request struct {
 	// Stop, when closed, ends a waiting request with ErrClosed (the
 	// caller's shutdown). Default nil: only ctx and Close end the wait.
 	Stop <-chan struct{}
+	// Done is a second channel like Stop, for a caller that has its own
+	// (the engine's shutdown is Stop, an HTTP server's drain Done).
+	// Default nil.
+	Done <-chan struct{}
+	// Wait, when positive, bounds how long a miss waits, beside ctx: the
+	// request then fails with context.DeadlineExceeded. Its timer starts
+	// at the first wait, so a request served at once costs none (a
+	// deadline on ctx costs one per request). Default 0: ctx alone
+	// bounds the wait.
+	Wait time.Duration
 }
 
 // Admitter decides whether an entry taken from a sink may be handed out
@@ -181,6 +192,7 @@ func (s *source) ready() bool {
 // only when src holds something, so that a waiting request counts once in
 // the sink's demand and misses.
 func (p *Pipeline) serve(ctx context.Context, src *source, req *Request) (*Hot, string, error) {
+	var expired <-chan time.Time
 	for first := true; ; first = false {
 		if first || src.ready() {
 			if h, ok := p.takeAdmitted(src, req.Admit); ok {
@@ -196,11 +208,20 @@ func (p *Pipeline) serve(ctx context.Context, src *source, req *Request) (*Hot, 
 		if req.Paused != nil && req.Paused.Load() {
 			return nil, src.name(), ErrPaused
 		}
+		if req.Wait > 0 && expired == nil {
+			t := time.NewTimer(req.Wait)
+			defer t.Stop()
+			expired = t.C
+		}
 		select {
 		case <-next:
 		case <-ctx.Done():
 			return nil, src.name(), context.Cause(ctx)
+		case <-expired:
+			return nil, src.name(), context.DeadlineExceeded
 		case <-req.Stop:
+			return nil, src.name(), ErrClosed
+		case <-req.Done:
 			return nil, src.name(), ErrClosed
 		case <-p.base.Done():
 			return nil, src.name(), ErrClosed

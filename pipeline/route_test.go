@@ -207,7 +207,40 @@ func TestTakeEndsWait(t *testing.T) {
 	if err := waitErr(t, done); !errors.Is(err, ErrClosed) {
 		t.Errorf("Take after Stop closed = %v, want ErrClosed", err)
 	}
+
+	drain := make(chan struct{})
+	go func() {
+		_, _, err := p.Take(context.Background(), Request{Player: "ann", Stop: stop2(), Done: drain})
+		done <- err
+	}()
+	close(drain)
+	if err := waitErr(t, done); !errors.Is(err, ErrClosed) {
+		t.Errorf("Take after Done closed = %v, want ErrClosed", err)
+	}
+
+	// Wait bounds the wait as a deadline would, from the first wait.
+	begin := time.Now()
+	go func() {
+		_, _, err := p.Take(context.Background(), Request{Player: "ann", Wait: 30 * time.Millisecond})
+		done <- err
+	}()
+	if err := waitErr(t, done); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Take past its Wait = %v, want context.DeadlineExceeded", err)
+	}
+	if d := time.Since(begin); d < 30*time.Millisecond {
+		t.Errorf("Take with Wait 30ms returned after %v", d)
+	}
+	// A ready entry is served whatever the Wait.
+	want := offer(t, e, p.general, geom.Block{X: 2, Z: 2})
+	if h, _, err := p.Take(context.Background(), Request{Player: "ann", Wait: time.Nanosecond}); err != nil || h != want {
+		t.Errorf("Take of a ready entry with Wait = %v, %v; want the entry", h, err)
+	} else {
+		h.Close()
+	}
 }
+
+// stop2 is a Stop channel never closed.
+func stop2() <-chan struct{} { return make(chan struct{}) }
 
 func waitErr(t *testing.T, ch <-chan error) error {
 	t.Helper()

@@ -171,6 +171,8 @@
 //	rtp_resident_chunks{world}                      and _reserved_chunks, _bytes,
 //	                                                _loads_in_flight
 //	rtp_claims                                      claims in force
+//	rtp_refill_lanes                                refill work run at once (pipeline.Gate)
+//	rtp_refill_rests_total                          and _rested_seconds_total: the pacing's rests
 //	rtp_safety_unknown_blocks{region}               block names the collision data lacks
 //	rtp_safety_unknown_block_rejections_total{region} columns screened out on unknown ground
 //	rtp_unique_dropped_total{region}                cached places closed as too close to a delivery

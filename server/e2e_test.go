@@ -419,6 +419,8 @@ func TestEndToEnd(t *testing.T) {
 			`rtp_teleports_total{region="default"}`,
 			`rtp_region_paused{region="default"} 0`,
 			`rtp_claims 1`,
+			`rtp_refill_lanes `,
+			`rtp_refill_rests_total `,
 			`go_goroutines`,
 		} {
 			if !strings.Contains(text, want) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/engine"
@@ -130,6 +131,9 @@ func (f *fakeEngine) Stats(region string) (engine.Stats, error) {
 	return engine.Stats{Region: "r", World: "w"}, nil
 }
 func (f *fakeEngine) Regions() []string { return []string{"r"} }
+func (f *fakeEngine) Refill() engine.RefillStats {
+	return engine.RefillStats{Lanes: 1, Rests: 42, Rested: 6300 * time.Microsecond}
+}
 func (f *fakeEngine) ScanReset(ctx context.Context, region string) error {
 	return f.call("ScanReset " + region)
 }

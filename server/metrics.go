@@ -191,6 +191,9 @@ var (
 	mWorldTorn    = newDesc("rtp_world_torn_retries_total", "Chunk reads retried because the data looked cut short or garbled (a write in progress).", counter, "world")
 	mWorldChanged = newDesc("rtp_world_changed_chunks_total", "Chunks the region-file watcher saw change on disk.", counter, "world")
 	mUniqueChunks = newDesc("rtp_unique_spot_chunks", "Chunks holding spots handed out whose marks have not expired.", gauge, "region")
+	mRefillLanes  = newDesc("rtp_refill_lanes", "Units of refill work (screenings, promotions, location writes) run at once; 0: unbounded.", gauge)
+	mRefillRests  = newDesc("rtp_refill_rests_total", "Rests the refill's lanes took while requests came (pacing).", counter)
+	mRefillRested = newDesc("rtp_refill_rested_seconds_total", "Time the refill's lanes rested while requests came (pacing).", counter)
 
 	allDescs = []metricDesc{
 		mRegionInfo, mPaused, mRestored, mTeleports, mLatency, mLatencyMax,
@@ -199,7 +202,7 @@ var (
 		mScreenRej, mPromoRej, mMemErrors, mForeign,
 		mMemCells, mMemBad, mMemProbation, mMemBadFrac, mMemCoverage, mMemActive, mMemProbRuns, mMemByCause, mMemRejects, mMemBytes, mMemRebuilds,
 		mResOpened, mResClosed, mResForced, mResOpen, mResHits, mResMisses, mResLoads, mResLoadErrs, mResEvictions, mResChunks, mResReserved, mResBytes, mResLoading,
-		mClaims, mUnknownNames, mUnknownRej, mUniqueDrops, mUniqueChunks,
+		mClaims, mUnknownNames, mUnknownRej, mUniqueDrops, mUniqueChunks, mRefillLanes, mRefillRests, mRefillRested,
 		mReserveFails, mHandOpen, mHandDone, mHandCancel, mHandExpired, mHandReplaced, mHandRefused, mUnclean, mDiscarded, mWorldDamaged, mWorldReadErr, mWorldTorn, mWorldChanged,
 	}
 )
@@ -340,6 +343,10 @@ func (ec *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	if cs, ok := ec.claims.(interface{ Len() int }); ok {
 		emit(mClaims, float64(cs.Len()))
 	}
+	rf := ec.e.Refill()
+	emit(mRefillLanes, float64(rf.Lanes))
+	emit(mRefillRests, float64(rf.Rests))
+	emit(mRefillRested, rf.Rested.Seconds())
 }
 
 // collectLatency exports a region's teleport latency: the count, the

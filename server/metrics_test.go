@@ -126,8 +126,11 @@ func TestEngineCollector(t *testing.T) {
 		"rtp_world_torn_retries_total{world=w}":                                    6,
 		"rtp_world_changed_chunks_total{world=w}":                                  9,
 		"rtp_pipeline_reservation_failures_total{kind=unreadable,region=r}":        2,
-		"rtp_claims{}":                  0,
-		"rtp_http_requests_in_flight{}": 0,
+		"rtp_claims{}":                      0,
+		"rtp_refill_lanes{}":                1,
+		"rtp_refill_rests_total{}":          42,
+		"rtp_refill_rested_seconds_total{}": 0.0063,
+		"rtp_http_requests_in_flight{}":     0,
 	} {
 		if v, ok := got[key]; !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v", key, v, ok, want)

@@ -253,14 +253,20 @@ func (s *Server) teleport(w http.ResponseWriter, r *http.Request) error {
 	if b.WaitMs != nil {
 		wait = time.Duration(*b.WaitMs) * time.Millisecond
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), wait)
-	defer cancel()
-	stop := context.AfterFunc(s.drain, cancel)
-	defer stop()
-	loc, err := s.e.Teleport(ctx, r.PathValue("region"), engine.Request{Player: *b.Player, Sink: b.Sink, Token: b.Token})
+	// The engine bounds the wait (Request.Wait) and ends it at the drain
+	// (Request.Done): a teleport served at once sets up no timer. Only
+	// "do not wait" takes an expired context.
+	ctx := r.Context()
+	if wait <= 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 0)
+		defer cancel()
+	}
+	req := engine.Request{Player: *b.Player, Sink: b.Sink, Token: b.Token, Wait: wait, Done: s.drain.Done()}
+	loc, err := s.e.Teleport(ctx, r.PathValue("region"), req)
 	if err != nil {
 		var ee *engine.Error
-		if s.drain.Err() != nil && errors.As(err, &ee) && ee.Reason == engine.ReasonNoLocation {
+		if s.drain.Err() != nil && errors.As(err, &ee) && (ee.Reason == engine.ReasonNoLocation || ee.Reason == engine.ReasonShutdown) {
 			return shuttingDown("the server is shutting down")
 		}
 		return err

@@ -43,6 +43,7 @@ type Engine interface {
 	Release(region, token string) error
 	Stats(region string) (engine.Stats, error)
 	Regions() []string
+	Refill() engine.RefillStats
 	ScanReset(ctx context.Context, region string) error
 	ScanPause(region string) error
 	ScanResume(region string) error
