@@ -70,10 +70,10 @@
 // holds a location, or explicitly with Sink "personal"), or the general
 // sink (Sink "general", or by default): one call of pipeline.Pipeline.Take,
 // which routes the request and, under unique placement, asks the engine to
-// admit each entry. On a miss it waits, bounded by its context, for the
-// next entry to land in the sink it waits on (a promotion, a transfer or a
-// returning lease), and tries again; a region whose scan is paused fails at
-// once with ReasonPaused. It never fails silently: every failure is an
+// admit each entry. On a miss it waits, bounded by its context and
+// Request.Wait, for the next entry to land in the sink it waits on (a
+// promotion, a transfer or a returning lease), and tries again; a region
+// whose scan is paused fails at once with ReasonPaused. It never fails silently: every failure is an
 // *Error carrying a Reason. The location carries the biome of its landing
 // column, the sink that served it and how long the request took; its
 // reservation stays open until Complete (the player arrived), Cancel (the

@@ -129,8 +129,9 @@ type Location struct {
 
 // Teleport hands out a safe, verified location of region (see Request for
 // the sink it comes from). On a miss it waits for the next entry that lands
-// in the sink it waits on, until ctx ends (ReasonNoLocation) or the engine
-// shuts down (ReasonShutdown); a region whose scan is paused fails at once
+// in the sink it waits on, until ctx ends or Request.Wait has passed
+// (ReasonNoLocation), or the engine shuts down or Request.Done closes
+// (ReasonShutdown); a region whose scan is paused fails at once
 // with ReasonPaused instead of waiting. Every failure is an *Error. The
 // caller calls Complete with the location's ID once the player has moved,
 // or Cancel if the player gave up.
