@@ -105,6 +105,9 @@ func (p Pacing) withDefaults() Pacing {
 type lane struct {
 	start time.Duration // since epoch: the current stretch began
 	left  time.Duration // since epoch: the lane was last given back
+	// allow is how long the current stretch may run before its rest:
+	// Quantum, plus the work a rest that ran long earned (see rest).
+	allow time.Duration
 }
 
 // NewGate returns a gate admitting n at once (at least 1), paced with the
@@ -120,7 +123,7 @@ func NewPacedGate(n int, p Pacing) *Gate {
 		lanes: make(chan *lane, n),
 		pace:  p.withDefaults(),
 		since: func() time.Duration { return time.Since(epoch) },
-		sleep: time.Sleep,
+		sleep: rest,
 	}
 	for range n {
 		g.lanes <- &lane{}
@@ -205,7 +208,7 @@ func (g *Gate) Enter(ctx context.Context) (*Turn, error) {
 	now := g.since()
 	if now-l.left >= g.pace.Rest {
 		// The lane sat idle for a rest: a new stretch.
-		l.start = now
+		l.start, l.allow = now, g.pace.Quantum
 	}
 	return &Turn{g: g, l: l}, nil
 }
@@ -223,16 +226,30 @@ func (t *Turn) Yield(ctx context.Context) error {
 }
 
 // rest rests the lane if it has run its quantum while requests come.
+//
+// The rest is in proportion to the stretch it follows (Rest for each
+// Quantum run), so a unit that ran past the quantum, one long chunk load,
+// rests longer and the lane's share of a processor stays
+// Quantum/(Quantum+Rest). A rest that lasts longer than asked (the
+// thread woke late: a busy machine) earns the next stretch the work that
+// share allows for the excess, up to one more Quantum: without it, late
+// wake-ups would cut the refill's share below what keeps pace with
+// demand, and the cap keeps the stretches short.
 func (t *Turn) rest() {
-	now := t.g.since()
-	if now-t.l.start < t.g.pace.Quantum || !t.g.pacing(now) {
+	g, l := t.g, t.l
+	now := g.since()
+	ran := now - l.start
+	if ran < max(l.allow, g.pace.Quantum) || !g.pacing(now) {
 		return
 	}
-	t.g.sleep(t.g.pace.Rest)
-	end := t.g.since()
-	t.g.rests.Add(1)
-	t.g.rested.Add(int64(end - now))
-	t.l.start = end
+	owed := time.Duration(int64(ran) * int64(g.pace.Rest) / int64(g.pace.Quantum))
+	g.sleep(owed)
+	end := g.since()
+	g.rests.Add(1)
+	g.rested.Add(int64(end - now))
+	over := end - now - owed
+	credit := time.Duration(int64(max(over, 0)) * int64(g.pace.Quantum) / int64(g.pace.Rest))
+	l.start, l.allow = end, g.pace.Quantum+min(credit, g.pace.Quantum)
 }
 
 // Leave rests the lane if it has run its quantum (as Yield) and gives it

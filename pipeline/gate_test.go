@@ -84,6 +84,8 @@ func TestGateBoundsScreenings(t *testing.T) {
 type fakePace struct {
 	now   time.Duration
 	rests []time.Duration // when each rest began
+	asked []time.Duration // how long each rest was asked to be
+	late  time.Duration   // how much longer than asked each rest lasts
 }
 
 func pacedGate(n int, p Pacing, f *fakePace) *Gate {
@@ -91,7 +93,8 @@ func pacedGate(n int, p Pacing, f *fakePace) *Gate {
 	g.since = func() time.Duration { return f.now }
 	g.sleep = func(d time.Duration) {
 		f.rests = append(f.rests, f.now)
-		f.now += d
+		f.asked = append(f.asked, d)
+		f.now += d + f.late
 	}
 	return g
 }
@@ -133,9 +136,51 @@ func TestGatePacing(t *testing.T) {
 		if len(f.rests) != 3 {
 			t.Errorf("Leave after 250 us of work since the last rest: %d rests in all, want 3", len(f.rests))
 		}
-		if st := g.Stats(); st.Rests != 3 || st.Rested != 300*time.Microsecond {
-			t.Errorf("Stats = %+v, want 3 rests, 300us rested", st)
+		// Each rest in proportion to its stretch: 200, 200 then 250 us
+		// of work, Rest 100 us for each Quantum of 200.
+		if st := g.Stats(); st.Rests != 3 || st.Rested != 325*time.Microsecond {
+			t.Errorf("Stats = %+v, want 3 rests, 325us rested", st)
 		}
+	})
+	t.Run("a long unit rests in proportion", func(t *testing.T) {
+		f := &fakePace{now: time.Hour}
+		g := pacedGate(1, p, f)
+		g.Request()
+		turn, _ := g.Enter(ctx)
+		f.now += 600 * time.Microsecond // one step, three quanta long
+		turn.Leave()
+		if len(f.asked) != 1 || f.asked[0] != 300*time.Microsecond {
+			t.Errorf("rests asked after a 600 us unit: %v, want [300us]", f.asked)
+		}
+	})
+	t.Run("a late rest earns the next stretch more work", func(t *testing.T) {
+		f := &fakePace{now: time.Hour, late: 40 * time.Microsecond}
+		g := pacedGate(1, p, f)
+		g.Request()
+		turn, _ := g.Enter(ctx)
+		start := f.now
+		// First stretch 200 us, its rest 100 + 40 late: the 40 us late
+		// earn 80 us of work (the share is 200 of work per 100 of rest),
+		// so the next rest comes after 280 us of work, not 200.
+		work(t, f, turn, 12, 40*time.Microsecond)
+		second := start + 200*time.Microsecond + 140*time.Microsecond + 280*time.Microsecond
+		if len(f.rests) < 2 || f.rests[1] != second {
+			t.Fatalf("rests began at %v, want the second at %v", f.rests, second)
+		}
+		turn.Leave()
+		// A very late rest earns at most one more quantum.
+		f = &fakePace{now: time.Hour, late: 500 * time.Microsecond}
+		g = pacedGate(1, p, f)
+		g.Request()
+		turn, _ = g.Enter(ctx)
+		work(t, f, turn, 8, 100*time.Microsecond)
+		if len(f.rests) < 2 {
+			t.Fatalf("rests began at %v, want two", f.rests)
+		}
+		if ran := f.rests[1] - f.rests[0] - 600*time.Microsecond; ran != 400*time.Microsecond {
+			t.Errorf("after a rest 500 us late, the next stretch ran %v, want 400us", ran)
+		}
+		turn.Leave()
 	})
 	t.Run("a lane idle for a rest starts afresh", func(t *testing.T) {
 		f := &fakePace{now: time.Hour}
