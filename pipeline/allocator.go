@@ -85,7 +85,7 @@ func (p *Pipeline) Housekeep(ctx context.Context) error {
 	p.keepTime(p.clock())
 	// A paused pipeline refills nothing: it must not hold the gate's
 	// pacing off for the others.
-	p.setHurry(false)
+	p.setFill(fullFill)
 	p.pulseMu.Unlock()
 	p.notifyTransfers()
 	return nil
@@ -111,25 +111,28 @@ func (p *Pipeline) keepTime(now time.Time) {
 	}
 }
 
-// short reports whether a sink holds less than half its quota: the refill
-// is behind demand and must not be paced (see Gate).
-func (p *Pipeline) short() bool {
-	for _, s := range p.singles {
-		if s.Len() < s.Quota()/2 {
-			return true
+// fill is how full the pipeline's emptiest sink is, in thousandths of
+// its quota (1000 when it holds its quota or more, or has none): how far
+// the refill is behind demand, which sets the gate's pacing (see Gate).
+func (p *Pipeline) fill() int32 {
+	f := int32(fullFill)
+	of := func(n, quota int) {
+		if quota > 0 && n < quota {
+			f = min(f, int32(int64(n)*fullFill/int64(quota)))
 		}
 	}
-	return p.network != nil && p.network.pool.Len() < p.network.pool.Quota()/2
+	for _, s := range p.singles {
+		of(s.Len(), s.Quota())
+	}
+	if p.network != nil {
+		of(p.network.pool.Len(), p.network.pool.Quota())
+	}
+	return f
 }
 
-// setHurry holds the gate's pacing off (on) while the pipeline is short,
-// once per change. Called under pulseMu.
-func (p *Pipeline) setHurry(on bool) {
-	if on != p.hurrying {
-		p.hurrying = on
-		p.opts.Gate.hurry(on)
-	}
-}
+// setFill tells the gate how full the pipeline's sinks are (fullFill:
+// holding nothing back). Called under pulseMu.
+func (p *Pipeline) setFill(f int32) { p.opts.Gate.report(&p.gateFill, f) }
 
 // pulse is the body of Pulse, under pulseMu.
 func (p *Pipeline) pulse() error {
@@ -156,7 +159,7 @@ func (p *Pipeline) pulse() error {
 	if p.network != nil {
 		quota(p.network.pool)
 	}
-	p.setHurry(p.short())
+	p.setFill(p.fill())
 
 	// 4 and 5. Transfers and trims share one budget.
 	budget := o.Budget.Transfers

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -34,12 +35,16 @@ import (
 // between statements). Pacing is on while requests come (Request, called
 // on every take, marks one) and for Pacing.Linger after the last: a
 // process that answers nothing, or fills its caches before the first
-// player asks, refills at full speed. It is off too while any pipeline
-// holding the gate has a sink under half its quota (checked each pulse):
-// the refill is then behind demand, and a miss costs a player far more
-// than a request's wait behind the refill. Lane work bounded by Quantum and
-// followed by Rest uses at most Quantum/(Quantum+Rest) of a processor per
-// lane, which the defaults set at a quarter.
+// player asks, refills at full speed. A rest follows the stretch of work
+// it ends in proportion (Rest for each Quantum run), so a lane uses at
+// most Quantum/(Quantum+Rest) of a processor, which the defaults set at a
+// quarter. The refill must still keep pace with demand, and a miss costs
+// a player far more than a request's wait behind the refill, so the
+// rests follow the sinks: each pulse a pipeline reports the fill of its
+// emptiest sink (against its quota), and the rests shrink as the
+// emptiest of all the pipelines holding the gate falls from its quota to
+// half of it, where pacing stops. Under steady demand the sinks settle
+// where the paced refill matches it.
 //
 // A nil *Gate admits everything at once and never paces.
 type Gate struct {
@@ -52,11 +57,14 @@ type Gate struct {
 	// last is when Request was last called, in nanoseconds since epoch
 	// (0: never).
 	last atomic.Int64
-	// hurried counts the pipelines short of their quotas: while any is,
-	// nothing is paced.
-	hurried atomic.Int32
-	rests   atomic.Uint64
-	rested  atomic.Int64 // nanoseconds
+	// fillMu guards fills, the last fill each pipeline holding the gate
+	// reported (see report); level is their minimum (fullFill when there
+	// are none), read by every rest.
+	fillMu sync.Mutex
+	fills  map[*atomic.Int32]struct{}
+	level  atomic.Int32
+	rests  atomic.Uint64
+	rested atomic.Int64 // nanoseconds
 }
 
 // Pacing sets how a Gate paces its lanes while requests come (see Gate).
@@ -125,6 +133,7 @@ func NewPacedGate(n int, p Pacing) *Gate {
 		since: func() time.Duration { return time.Since(epoch) },
 		sleep: rest,
 	}
+	g.level.Store(fullFill)
 	for range n {
 		g.lanes <- &lane{}
 	}
@@ -163,24 +172,60 @@ func (g *Gate) Stats() GateStats {
 	return GateStats{Rests: g.rests.Load(), Rested: time.Duration(g.rested.Load())}
 }
 
+// fullFill is a sink holding its quota, in the thousandths a pipeline
+// reports its fill in (see Gate.report); at half of it and below the
+// lanes run unpaced.
+const fullFill = 1000
+
 // pacing reports whether lanes pace at now: a request came within Linger
-// and no pipeline is short.
+// and every pipeline's sinks hold more than half their quotas.
 func (g *Gate) pacing(now time.Duration) bool {
 	last := g.last.Load()
-	return g.pace.Quantum > 0 && last != 0 && now-time.Duration(last) < g.pace.Linger && g.hurried.Load() == 0
+	return g.pace.Quantum > 0 && last != 0 && now-time.Duration(last) < g.pace.Linger && g.level.Load() > fullFill/2
 }
 
-// hurry holds pacing off for a pipeline short of its quotas (on) or ends
-// that (off); each pipeline calls it once per change.
-func (g *Gate) hurry(on bool) {
+// restScale is the part of Rest a lane rests for each Quantum, in
+// thousandths: all of it while every pipeline's sinks are full, less as
+// the emptiest falls, none at half its quota.
+func (g *Gate) restScale() int64 {
+	return min(max(int64(g.level.Load())-fullFill/2, 0)*2, fullFill)
+}
+
+// report records f as the fill of the pipeline whose slot is slot (each
+// pipeline keeps one) and sets the gate's level: the pacing follows the
+// emptiest sink of all the pipelines holding the gate.
+func (g *Gate) report(slot *atomic.Int32, f int32) {
 	if g == nil {
 		return
 	}
-	if on {
-		g.hurried.Add(1)
-	} else {
-		g.hurried.Add(-1)
+	g.fillMu.Lock()
+	defer g.fillMu.Unlock()
+	if g.fills == nil {
+		g.fills = map[*atomic.Int32]struct{}{}
 	}
+	slot.Store(f)
+	g.fills[slot] = struct{}{}
+	g.relevel()
+}
+
+// drop forgets a pipeline's slot (it is closed).
+func (g *Gate) drop(slot *atomic.Int32) {
+	if g == nil {
+		return
+	}
+	g.fillMu.Lock()
+	defer g.fillMu.Unlock()
+	delete(g.fills, slot)
+	g.relevel()
+}
+
+// relevel sets level from fills; fillMu is held.
+func (g *Gate) relevel() {
+	l := int32(fullFill)
+	for s := range g.fills {
+		l = min(l, s.Load())
+	}
+	g.level.Store(l)
 }
 
 // Turn is a lane of a gate, held from Enter to Leave. A nil *Turn (from a
@@ -242,13 +287,18 @@ func (t *Turn) rest() {
 	if ran < max(l.allow, g.pace.Quantum) || !g.pacing(now) {
 		return
 	}
-	owed := time.Duration(int64(ran) * int64(g.pace.Rest) / int64(g.pace.Quantum))
+	// The rest for each quantum of work, shorter as the sinks empty.
+	perQuantum := time.Duration(int64(g.pace.Rest) * g.restScale() / fullFill)
+	if perQuantum <= 0 {
+		return
+	}
+	owed := time.Duration(int64(ran) * int64(perQuantum) / int64(g.pace.Quantum))
 	g.sleep(owed)
 	end := g.since()
 	g.rests.Add(1)
 	g.rested.Add(int64(end - now))
 	over := end - now - owed
-	credit := time.Duration(int64(max(over, 0)) * int64(g.pace.Quantum) / int64(g.pace.Rest))
+	credit := time.Duration(int64(max(over, 0)) * int64(g.pace.Quantum) / int64(perQuantum))
 	l.start, l.allow = end, g.pace.Quantum+min(credit, g.pace.Quantum)
 }
 

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -304,35 +305,35 @@ func TestGateBoundsPromotions(t *testing.T) {
 	}
 }
 
-// TestGateHurries: a pipeline with a sink under half its quota holds the
-// gate's pacing off until its sinks are refilled, and lets go while
-// paused (Housekeep) and at Close.
+// TestGateHurries: a pipeline's emptiest sink sets the gate's level each
+// pulse (under half its quota, pacing is off) until its sinks are
+// refilled, and it lets go while paused (Housekeep) and at Close.
 func TestGateHurries(t *testing.T) {
 	gate := NewGate(1)
 	gate.Request()
 	now := gate.since()
 	e := newEnv(t, envConfig{opts: func(o *Options) { o.Gate = gate }})
-	if !gate.pacing(now) {
-		t.Fatal("a gate with a request just now does not pace")
+	if !gate.pacing(now) || gate.level.Load() != fullFill {
+		t.Fatalf("a gate with a request just now: pacing %v, level %d; want on, full", gate.pacing(now), gate.level.Load())
 	}
 	if err := e.p.Pulse(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if gate.hurried.Load() != 1 || gate.pacing(now) {
-		t.Fatalf("after a pulse with empty sinks: %d pipelines hurry, pacing %v; want 1 and off", gate.hurried.Load(), gate.pacing(now))
+	if l := gate.level.Load(); l != 0 || gate.pacing(now) {
+		t.Fatalf("after a pulse with empty sinks: level %d, pacing %v; want 0 and off", l, gate.pacing(now))
 	}
 	// Paused (only Housekeep runs), it refills nothing and lets go.
 	if err := e.p.Housekeep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if gate.hurried.Load() != 0 {
-		t.Fatalf("after Housekeep: %d pipelines hurry, want 0", gate.hurried.Load())
+	if l := gate.level.Load(); l != fullFill {
+		t.Fatalf("after Housekeep: level %d, want full", l)
 	}
 	if err := e.p.Pulse(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if gate.hurried.Load() != 1 {
-		t.Fatalf("a pulse after Housekeep, sinks still short: %d pipelines hurry, want 1", gate.hurried.Load())
+	if l := gate.level.Load(); l > fullFill/2 {
+		t.Fatalf("a pulse after Housekeep, sinks still short: level %d", l)
 	}
 	for range 50 {
 		if err := e.p.Pulse(context.Background()); err != nil {
@@ -341,16 +342,16 @@ func TestGateHurries(t *testing.T) {
 		if err := e.p.Settle(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if gate.hurried.Load() == 0 {
+		if gate.level.Load() == fullFill {
 			break
 		}
 	}
-	if gate.hurried.Load() != 0 || !gate.pacing(now) {
-		t.Fatalf("after the sinks filled: %d pipelines hurry, pacing %v; want 0 and on", gate.hurried.Load(), gate.pacing(now))
+	if l := gate.level.Load(); l != fullFill || !gate.pacing(now) {
+		t.Fatalf("after the sinks filled: level %d, pacing %v; want full and on", l, gate.pacing(now))
 	}
 	for _, s := range e.p.singles {
-		if s.Len() < s.Quota()/2 {
-			t.Fatalf("sink %s holds %d of a quota of %d, yet no hurry", s.name, s.Len(), s.Quota())
+		if s.Len() < s.Quota() {
+			t.Fatalf("sink %s holds %d of a quota of %d, yet the level is full", s.name, s.Len(), s.Quota())
 		}
 	}
 	e.shutdown()
@@ -359,11 +360,46 @@ func TestGateHurries(t *testing.T) {
 	if err := e2.p.Pulse(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if gate.hurried.Load() != 1 {
-		t.Fatalf("a new pipeline with empty sinks: %d hurry, want 1", gate.hurried.Load())
+	if l := gate.level.Load(); l != 0 {
+		t.Fatalf("a new pipeline with empty sinks: level %d, want 0", l)
 	}
 	e2.shutdown()
-	if gate.hurried.Load() != 0 {
-		t.Errorf("after Close %d pipelines hurry, want 0", gate.hurried.Load())
+	if l := gate.level.Load(); l != fullFill {
+		t.Errorf("after Close: level %d, want full", l)
+	}
+}
+
+// TestGateFollowsFill: the rests shrink as the emptiest sink of the
+// pipelines holding the gate falls from its quota to half of it, where
+// they stop; the level is the minimum over the pipelines.
+func TestGateFollowsFill(t *testing.T) {
+	p := Pacing{Quantum: 200 * time.Microsecond, Rest: 100 * time.Microsecond, Linger: time.Second}
+	ctx := context.Background()
+	var a, b atomic.Int32
+	for _, tc := range []struct {
+		fa, fb int32
+		want   []time.Duration // rests asked after 200 us of work
+	}{
+		{fullFill, fullFill, []time.Duration{100 * time.Microsecond}},
+		{750, fullFill, []time.Duration{50 * time.Microsecond}},
+		{fullFill, 600, []time.Duration{20 * time.Microsecond}},
+		{500, fullFill, nil},
+		{fullFill, 0, nil},
+	} {
+		f := &fakePace{now: time.Hour}
+		g := pacedGate(1, p, f)
+		g.report(&a, tc.fa)
+		g.report(&b, tc.fb)
+		g.Request()
+		turn, _ := g.Enter(ctx)
+		f.now += 200 * time.Microsecond
+		turn.Leave()
+		if !slices.Equal(f.asked, tc.want) {
+			t.Errorf("fills %d, %d: rests asked %v, want %v", tc.fa, tc.fb, f.asked, tc.want)
+		}
+		g.drop(&b)
+		if got := g.level.Load(); got != tc.fa {
+			t.Errorf("fills %d, %d, the second dropped: level %d, want %d", tc.fa, tc.fb, got, tc.fa)
+		}
 	}
 }

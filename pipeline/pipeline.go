@@ -50,9 +50,9 @@ type Pipeline struct {
 	pulseMu sync.Mutex // serializes Pulse, Settle, Clear and Close
 	// pulseMu protects the following fields.
 	rng *rand.Rand
-	// hurrying: the last pulse found a sink under half its quota and
-	// holds the gate's pacing off (see Gate.hurry).
-	hurrying bool
+	// gateFill is the fill of the pipeline's emptiest sink the last
+	// pulse reported to the gate (see Gate.report).
+	gateFill atomic.Int32
 
 	// expandLimit caps the ranks of Options.Distribution: the shape's Len
 	// in expand mode, 0 (no cap) otherwise.
@@ -362,7 +362,7 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 	p.pulseMu.Lock()
 	defer p.pulseMu.Unlock()
-	p.setHurry(false)
+	p.opts.Gate.drop(&p.gateFill)
 	p.cancel()
 	waitErr := p.waitIdle(ctx)
 	p.detached.Store(true)
