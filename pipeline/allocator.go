@@ -132,7 +132,7 @@ func (p *Pipeline) fill() int32 {
 
 // setFill tells the gate how full the pipeline's sinks are (fullFill:
 // holding nothing back). Called under pulseMu.
-func (p *Pipeline) setFill(f int32) { p.opts.Gate.report(&p.gateFill, f) }
+func (p *Pipeline) setFill(f int32) { p.opts.Gate.report(p, f) }
 
 // pulse is the body of Pulse, under pulseMu.
 func (p *Pipeline) pulse() error {

@@ -58,10 +58,10 @@ type Gate struct {
 	// (0: never).
 	last atomic.Int64
 	// fillMu guards fills, the last fill each pipeline holding the gate
-	// reported (see report); level is their minimum (fullFill when there
-	// are none), read by every rest.
+	// reported, by pipeline (see report); level is their minimum
+	// (fullFill when there are none), read by every rest.
 	fillMu sync.Mutex
-	fills  map[*atomic.Int32]struct{}
+	fills  map[any]int32
 	level  atomic.Int32
 	rests  atomic.Uint64
 	rested atomic.Int64 // nanoseconds
@@ -191,39 +191,38 @@ func (g *Gate) restScale() int64 {
 	return min(max(int64(g.level.Load())-fullFill/2, 0)*2, fullFill)
 }
 
-// report records f as the fill of the pipeline whose slot is slot (each
-// pipeline keeps one) and sets the gate's level: the pacing follows the
-// emptiest sink of all the pipelines holding the gate.
-func (g *Gate) report(slot *atomic.Int32, f int32) {
+// report records f as the fill of the pipeline key and sets the gate's
+// level: the pacing follows the emptiest sink of all the pipelines
+// holding the gate.
+func (g *Gate) report(key any, f int32) {
 	if g == nil {
 		return
 	}
 	g.fillMu.Lock()
 	defer g.fillMu.Unlock()
 	if g.fills == nil {
-		g.fills = map[*atomic.Int32]struct{}{}
+		g.fills = map[any]int32{}
 	}
-	slot.Store(f)
-	g.fills[slot] = struct{}{}
+	g.fills[key] = f
 	g.relevel()
 }
 
-// drop forgets a pipeline's slot (it is closed).
-func (g *Gate) drop(slot *atomic.Int32) {
+// drop forgets the pipeline key (it is closed).
+func (g *Gate) drop(key any) {
 	if g == nil {
 		return
 	}
 	g.fillMu.Lock()
 	defer g.fillMu.Unlock()
-	delete(g.fills, slot)
+	delete(g.fills, key)
 	g.relevel()
 }
 
 // relevel sets level from fills; fillMu is held.
 func (g *Gate) relevel() {
 	l := int32(fullFill)
-	for s := range g.fills {
-		l = min(l, s.Load())
+	for _, f := range g.fills {
+		l = min(l, f)
 	}
 	g.level.Store(l)
 }

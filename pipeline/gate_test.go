@@ -375,7 +375,7 @@ func TestGateHurries(t *testing.T) {
 func TestGateFollowsFill(t *testing.T) {
 	p := Pacing{Quantum: 200 * time.Microsecond, Rest: 100 * time.Microsecond, Linger: time.Second}
 	ctx := context.Background()
-	var a, b atomic.Int32
+	a, b := new(int), new(int) // two pipelines' keys
 	for _, tc := range []struct {
 		fa, fb int32
 		want   []time.Duration // rests asked after 200 us of work
@@ -388,8 +388,8 @@ func TestGateFollowsFill(t *testing.T) {
 	} {
 		f := &fakePace{now: time.Hour}
 		g := pacedGate(1, p, f)
-		g.report(&a, tc.fa)
-		g.report(&b, tc.fb)
+		g.report(a, tc.fa)
+		g.report(b, tc.fb)
 		g.Request()
 		turn, _ := g.Enter(ctx)
 		f.now += 200 * time.Microsecond
@@ -397,7 +397,7 @@ func TestGateFollowsFill(t *testing.T) {
 		if !slices.Equal(f.asked, tc.want) {
 			t.Errorf("fills %d, %d: rests asked %v, want %v", tc.fa, tc.fb, f.asked, tc.want)
 		}
-		g.drop(&b)
+		g.drop(b)
 		if got := g.level.Load(); got != tc.fa {
 			t.Errorf("fills %d, %d, the second dropped: level %d, want %d", tc.fa, tc.fb, got, tc.fa)
 		}

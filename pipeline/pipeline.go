@@ -50,9 +50,6 @@ type Pipeline struct {
 	pulseMu sync.Mutex // serializes Pulse, Settle, Clear and Close
 	// pulseMu protects the following fields.
 	rng *rand.Rand
-	// gateFill is the fill of the pipeline's emptiest sink the last
-	// pulse reported to the gate (see Gate.report).
-	gateFill atomic.Int32
 
 	// expandLimit caps the ranks of Options.Distribution: the shape's Len
 	// in expand mode, 0 (no cap) otherwise.
@@ -362,7 +359,7 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 	p.pulseMu.Lock()
 	defer p.pulseMu.Unlock()
-	p.opts.Gate.drop(&p.gateFill)
+	p.opts.Gate.drop(p)
 	p.cancel()
 	waitErr := p.waitIdle(ctx)
 	p.detached.Store(true)
