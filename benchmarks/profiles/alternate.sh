@@ -8,10 +8,11 @@
 #
 # Arguments: the rtp binary, the configuration; env RATE (default 1000),
 # DURATION (default 25s), ROUNDS (default 2). It prints the JSON summary of
-# every run, one a line, prefixed with the server's name and the clock
-# ticks the hypervisor stole meanwhile (a run with more than a few is
-# measuring the host, not the server). Each serve run starts once the
-# server's hot sinks are full (rtp stats --until-full).
+# every run, one a line, prefixed with the server's name; its stealMs is
+# the processor time the hypervisor took from the machine meanwhile (a
+# run where that is more than a percent of its length is measuring the
+# host, not the server). Each serve run starts once the server's hot
+# sinks are full (rtp stats --until-full).
 set -eu
 RTP=${1:?rtp binary}
 CONFIG=${2:?configuration file}
@@ -34,17 +35,9 @@ wait_listening() { # log file
 	sed -n 's|.*listening on http://\([^ ]*\).*|\1|p' "$1" | head -n 1
 }
 
-# steal prints the processor time the hypervisor took from this machine
-# so far, in clock ticks (the steal column of /proc/stat; 0 where there
-# is none).
-steal() {
-	awk 'NR == 1 { print $9 + 0 }' /proc/stat 2>/dev/null || echo 0
-}
-
 run() { # name addr
-	s0=$(steal)
 	out=$("$RTP" bench http --addr "$2" --rate "$RATE" --duration "$DURATION" --complete --json | tr -d '\n')
-	echo "$1 steal=$(($(steal) - s0)) $out"
+	echo "$1 $out"
 }
 
 r=0

@@ -65,7 +65,11 @@ type benchRate struct {
 	ServiceMaxMs float64           `json:"serviceMaxMs"`
 	MaxQueueMs   float64           `json:"maxQueueMs"`
 	TimerLagMs   float64           `json:"timerLagMs"`
-	ElapsedMs    float64           `json:"elapsedMs"`
+	// StealMs is the processor time the hypervisor took from this
+	// machine during the run (Linux; absent elsewhere). More than a
+	// percent or so of the run's time makes the latencies the host's.
+	StealMs   *float64 `json:"stealMs,omitempty"`
+	ElapsedMs float64  `json:"elapsedMs"`
 }
 
 type benchBurst struct {
@@ -166,6 +170,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 				fmt.Fprintf(stderr, "sending %.0f teleports/s to %s region %q for %s...\n", o.rate, c.BaseURL(), o.region, o.duration)
 			}
 		}
+		steal := stealMeter()
 		res, err := loadgen.Run(ctx, loadgen.Config{BaseURL: c.BaseURL(), Token: o.rf.tokenValue(), Region: o.region,
 			Rate: o.rate, Duration: o.duration, Concurrency: o.concurrency, Complete: o.complete, Players: o.players,
 			Sink: o.sink, Wait: o.wait, Timeout: o.rf.timeout, WarmConns: min(o.concurrency, 8), Get: o.get})
@@ -177,6 +182,9 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 			P50Ms: msOf(res.P50), P90Ms: msOf(res.P90), P99Ms: msOf(res.P99), MaxMs: msOf(res.Max),
 			ServiceP50Ms: msOf(res.ServiceP50), ServiceP99Ms: msOf(res.ServiceP99), ServiceMaxMs: msOf(res.ServiceMax),
 			MaxQueueMs: msOf(res.MaxQueue), TimerLagMs: msOf(res.TimerLag), ElapsedMs: msOf(res.Elapsed)}
+		if d, ok := steal(); ok {
+			rep.Rate.StealMs = new(msOf(d))
+		}
 		if err != nil {
 			failures = append(failures, "interrupted: "+err.Error())
 		}
@@ -224,6 +232,11 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 	return nil
 }
 
+// stealWarn is the share of a run's time above which the host's steal
+// gets a warning: a percent of a 10 s run is 100 ms, enough to move a
+// p99 over 10,000 requests.
+const stealWarn = 0.01
+
 func printBench(w io.Writer, rep benchReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	d := func(ms float64) string { return fmtDur(time.Duration(ms * float64(time.Millisecond))) }
@@ -237,6 +250,12 @@ func printBench(w io.Writer, rep benchReport) error {
 		fmt.Fprintf(tw, "service time:\tp50 %s  p99 %s  max %s\n", d(r.ServiceP50Ms), d(r.ServiceP99Ms), d(r.ServiceMaxMs))
 		fmt.Fprintf(tw, "generator:\tworst wait for a free worker %s (counted), worst timer lateness %s (not counted)\n",
 			d(r.MaxQueueMs), d(r.TimerLagMs))
+		if r.StealMs != nil {
+			fmt.Fprintf(tw, "host steal:\t%s of processor time taken by the hypervisor during the run\n", d(*r.StealMs))
+			if *r.StealMs > stealWarn*r.ElapsedMs {
+				fmt.Fprintf(tw, "warning:\tthe host took more than %.0f%% of the run's time: the latencies measure it as much as the server\n", stealWarn*100)
+			}
+		}
 		if r.Completed > 0 {
 			fmt.Fprintf(tw, "completed:\t%d\n", r.Completed)
 		}
