@@ -669,6 +669,29 @@ type RefillStats struct {
 	Rested time.Duration
 }
 
+// LocationWrites are the counters of the writer that keeps the locations
+// database (the SQLite file, or a fleet's PostgreSQL database): every
+// write ends up Written, Coalesced (an add and the removal that undid it
+// before either was committed) or Dropped (past the writer's queue bound,
+// or lost at Close), or is still Pending. Failures counts the commits that
+// failed, Retries the commits of a batch that had failed before; Failing
+// reports that the last commit failed (its writes wait for a retry).
+type LocationWrites struct {
+	Pending                    int
+	Written, Coalesced         uint64
+	Dropped, Failures, Retries uint64
+	Failing                    bool
+}
+
+// Locations returns the counters of the locations database's writer; the
+// zero LocationWrites before the database is open.
+func (e *Engine) Locations() LocationWrites {
+	if e.db == nil {
+		return LocationWrites{}
+	}
+	return e.db.writes()
+}
+
 // Refill returns the counters of the engine's refill gate.
 func (e *Engine) Refill() RefillStats {
 	st := e.gate.Stats()

@@ -282,6 +282,11 @@ func TestTeleportSafeClaimsShutdown(t *testing.T) {
 			t.Errorf("second Complete(%d) = %v, want reason %s", loc.ID, err, engine.ReasonUnknownID)
 		}
 	}
+	// The SQLite writer counts the writes of the locations handed out.
+	waitFor(t, "the location writes committed", func() bool { return e.Locations().Written > 0 })
+	if w := e.Locations(); w.Failing || w.Dropped != 0 || w.Failures != 0 {
+		t.Errorf("location writes = %+v, want none failing nor dropped", w)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		st, _ := e.Stats(config.DefaultRegionName)

@@ -41,10 +41,23 @@ const (
 // single node, or the PostgreSQL database a fleet shares.
 type persistDB interface {
 	region(name string, key pipeline.Key) (pipeline.Persister, error)
+	writes() LocationWrites
 	Close() error
 }
 
 type sqliteDB struct{ *sqlitepersist.DB }
+
+func (d sqliteDB) writes() LocationWrites {
+	st := d.Stats()
+	return LocationWrites{Pending: st.Pending, Written: st.Written, Coalesced: st.Coalesced, Dropped: st.Dropped,
+		Failures: st.Failures, Retries: st.Retries, Failing: st.Failing}
+}
+
+func (d fleetDB) writes() LocationWrites {
+	st := d.Stats()
+	return LocationWrites{Pending: st.Pending, Written: st.Written, Coalesced: st.Coalesced, Dropped: st.Dropped,
+		Failures: st.Failures, Retries: st.Retries, Failing: st.Failing}
+}
 
 func (d sqliteDB) region(name string, key pipeline.Key) (pipeline.Persister, error) {
 	r, err := d.Region(name, key)

@@ -81,6 +81,12 @@ func TestFleetTwoNodes(t *testing.T) {
 		}
 	}
 
+	// The shared database's writer counts the node's writes.
+	waitFor(t, "node a's writes committed", func() bool { return a.Locations().Written > 0 })
+	if w := a.Locations(); w.Failing || w.Dropped != 0 {
+		t.Errorf("node a's location writes = %+v, want neither failing nor dropped", w)
+	}
+
 	// A rejection learnt on a reaches b.
 	ma, mb := a.Region(region).Memory(), b.Region(region).Memory()
 	var delays []time.Duration

@@ -45,3 +45,11 @@ func TestRefillStats(t *testing.T) {
 		t.Errorf("Refill without a gate = %+v, want zero", st)
 	}
 }
+
+// TestLocationsWithoutDatabase: an engine whose database is not open
+// reports no writes.
+func TestLocationsWithoutDatabase(t *testing.T) {
+	if w := (&Engine{}).Locations(); w != (LocationWrites{}) {
+		t.Errorf("Locations without a database = %+v, want zero", w)
+	}
+}

@@ -131,6 +131,9 @@ func (f *fakeEngine) Stats(region string) (engine.Stats, error) {
 	return engine.Stats{Region: "r", World: "w"}, nil
 }
 func (f *fakeEngine) Regions() []string { return []string{"r"} }
+func (f *fakeEngine) Locations() engine.LocationWrites {
+	return engine.LocationWrites{Pending: 3, Written: 70, Coalesced: 5, Dropped: 1, Failures: 2, Retries: 4, Failing: true}
+}
 func (f *fakeEngine) Refill() engine.RefillStats {
 	return engine.RefillStats{Lanes: 1, Rests: 42, Rested: 6300 * time.Microsecond}
 }

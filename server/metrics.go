@@ -191,6 +191,13 @@ var (
 	mWorldTorn    = newDesc("rtp_world_torn_retries_total", "Chunk reads retried because the data looked cut short or garbled (a write in progress).", counter, "world")
 	mWorldChanged = newDesc("rtp_world_changed_chunks_total", "Chunks the region-file watcher saw change on disk.", counter, "world")
 	mUniqueChunks = newDesc("rtp_unique_spot_chunks", "Chunks holding spots handed out whose marks have not expired.", gauge, "region")
+	mLocPending   = newDesc("rtp_location_writes_pending", "Writes to the locations database waiting for their commit.", gauge)
+	mLocWritten   = newDesc("rtp_location_writes_total", "Writes to the locations database committed.", counter)
+	mLocCoalesced = newDesc("rtp_location_writes_coalesced_total", "Writes that cancelled out before their commit (an add and the removal that undid it).", counter)
+	mLocDropped   = newDesc("rtp_location_writes_dropped_total", "Writes lost: past the writer's queue bound, or still failing at shutdown.", counter)
+	mLocFailures  = newDesc("rtp_location_write_failures_total", "Commits to the locations database that failed (their writes are kept and retried).", counter)
+	mLocRetries   = newDesc("rtp_location_write_retries_total", "Commits of a batch that had failed before.", counter)
+	mLocFailing   = newDesc("rtp_location_writes_failing", "1 while the last commit to the locations database failed.", gauge)
 	mRefillLanes  = newDesc("rtp_refill_lanes", "Units of refill work (screenings, promotions, location writes) run at once; 0: unbounded.", gauge)
 	mRefillRests  = newDesc("rtp_refill_rests_total", "Rests the refill's lanes took while requests came (pacing).", counter)
 	mRefillRested = newDesc("rtp_refill_rested_seconds_total", "Time the refill's lanes rested while requests came (pacing).", counter)
@@ -203,6 +210,7 @@ var (
 		mMemCells, mMemBad, mMemProbation, mMemBadFrac, mMemCoverage, mMemActive, mMemProbRuns, mMemByCause, mMemRejects, mMemBytes, mMemRebuilds,
 		mResOpened, mResClosed, mResForced, mResOpen, mResHits, mResMisses, mResLoads, mResLoadErrs, mResEvictions, mResChunks, mResReserved, mResBytes, mResLoading,
 		mClaims, mUnknownNames, mUnknownRej, mUniqueDrops, mUniqueChunks, mRefillLanes, mRefillRests, mRefillRested,
+		mLocPending, mLocWritten, mLocCoalesced, mLocDropped, mLocFailures, mLocRetries, mLocFailing,
 		mReserveFails, mHandOpen, mHandDone, mHandCancel, mHandExpired, mHandReplaced, mHandRefused, mUnclean, mDiscarded, mWorldDamaged, mWorldReadErr, mWorldTorn, mWorldChanged,
 	}
 )
@@ -343,6 +351,14 @@ func (ec *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	if cs, ok := ec.claims.(interface{ Len() int }); ok {
 		emit(mClaims, float64(cs.Len()))
 	}
+	lw := ec.e.Locations()
+	emit(mLocPending, float64(lw.Pending))
+	emit(mLocWritten, float64(lw.Written))
+	emit(mLocCoalesced, float64(lw.Coalesced))
+	emit(mLocDropped, float64(lw.Dropped))
+	emit(mLocFailures, float64(lw.Failures))
+	emit(mLocRetries, float64(lw.Retries))
+	emit(mLocFailing, b2f(lw.Failing))
 	rf := ec.e.Refill()
 	emit(mRefillLanes, float64(rf.Lanes))
 	emit(mRefillRests, float64(rf.Rests))

@@ -44,6 +44,7 @@ type Engine interface {
 	Stats(region string) (engine.Stats, error)
 	Regions() []string
 	Refill() engine.RefillStats
+	Locations() engine.LocationWrites
 	ScanReset(ctx context.Context, region string) error
 	ScanPause(region string) error
 	ScanResume(region string) error
