@@ -675,12 +675,20 @@ type RefillStats struct {
 // before either was committed) or Dropped (past the writer's queue bound,
 // or lost at Close), or is still Pending. Failures counts the commits that
 // failed, Retries the commits of a batch that had failed before; Failing
-// reports that the last commit failed (its writes wait for a retry).
+// reports that the last commit failed (its writes wait for a retry), and
+// LastError is the error of the last failed commit ("" if none). The
+// fields are sqlitepersist.Stats', in its order, so that one converts to
+// the other (a field added to one and not the other stops that
+// compiling).
 type LocationWrites struct {
-	Pending                    int
-	Written, Coalesced         uint64
-	Dropped, Failures, Retries uint64
-	Failing                    bool
+	Pending   int
+	Written   uint64
+	Coalesced uint64
+	Dropped   uint64
+	Failures  uint64
+	Retries   uint64
+	Failing   bool
+	LastError string
 }
 
 // Locations returns the counters of the locations database's writer; the

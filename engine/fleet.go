@@ -47,16 +47,12 @@ type persistDB interface {
 
 type sqliteDB struct{ *sqlitepersist.DB }
 
-func (d sqliteDB) writes() LocationWrites {
-	st := d.Stats()
-	return LocationWrites{Pending: st.Pending, Written: st.Written, Coalesced: st.Coalesced, Dropped: st.Dropped,
-		Failures: st.Failures, Retries: st.Retries, Failing: st.Failing}
-}
+func (d sqliteDB) writes() LocationWrites { return LocationWrites(d.Stats()) }
 
 func (d fleetDB) writes() LocationWrites {
 	st := d.Stats()
 	return LocationWrites{Pending: st.Pending, Written: st.Written, Coalesced: st.Coalesced, Dropped: st.Dropped,
-		Failures: st.Failures, Retries: st.Retries, Failing: st.Failing}
+		Failures: st.Failures, Retries: st.Retries, Failing: st.Failing, LastError: st.LastError}
 }
 
 func (d sqliteDB) region(name string, key pipeline.Key) (pipeline.Persister, error) {
