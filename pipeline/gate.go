@@ -30,7 +30,8 @@ import (
 // each lane of the gate (one per unit admitted at once) runs at most
 // Pacing.Quantum of work in a row and then rests Pacing.Rest, holding its
 // lane, so that no refill work of this gate runs on that lane meanwhile
-// and its thread sleeps. Rest is taken at Leave and at Turn.Yield, the
+// and its goroutine parks, its processor free to requests (see rester).
+// Rest is taken at Leave and at Turn.Yield, the
 // points between units and inside long ones (a transaction yields
 // between statements). Pacing is on while requests come (Request, called
 // on every take, marks one) and for Pacing.Linger after the last: a
@@ -50,8 +51,9 @@ import (
 type Gate struct {
 	lanes chan *lane
 	pace  Pacing
-	// since is the gate's clock (time since it was made) and sleep its
-	// rest; tests replace both.
+	// since is the gate's clock (time since it was made); tests replace
+	// it. sleep, when set (by tests), rests a lane in place of the lane's
+	// own rester.
 	since func() time.Duration
 	sleep func(d time.Duration)
 	// last is when Request was last called, in nanoseconds since epoch
@@ -116,6 +118,8 @@ type lane struct {
 	// allow is how long the current stretch may run before its rest:
 	// Quantum, plus the work a rest that ran long earned (see rest).
 	allow time.Duration
+	// rester takes the lane's rests; nil rests with time.Sleep.
+	rester *rester
 }
 
 // NewGate returns a gate admitting n at once (at least 1), paced with the
@@ -131,11 +135,14 @@ func NewPacedGate(n int, p Pacing) *Gate {
 		lanes: make(chan *lane, n),
 		pace:  p.withDefaults(),
 		since: func() time.Duration { return time.Since(epoch) },
-		sleep: rest,
 	}
 	g.level.Store(fullFill)
 	for range n {
-		g.lanes <- &lane{}
+		l := &lane{}
+		if g.pace.Quantum > 0 {
+			l.rester = newRester()
+		}
+		g.lanes <- l
 	}
 	return g
 }
@@ -292,7 +299,11 @@ func (t *Turn) rest() {
 		return
 	}
 	owed := time.Duration(int64(ran) * int64(perQuantum) / int64(g.pace.Quantum))
-	g.sleep(owed)
+	if g.sleep != nil {
+		g.sleep(owed)
+	} else {
+		l.rester.rest(owed)
+	}
 	end := g.since()
 	g.rests.Add(1)
 	g.rested.Add(int64(end - now))

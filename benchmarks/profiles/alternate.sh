@@ -7,7 +7,11 @@
 #   sh benchmarks/profiles/alternate.sh ./rtp config/loadtest.example.yml
 #
 # Arguments: the rtp binary, the configuration; env RATE (default 1000),
-# DURATION (default 25s), ROUNDS (default 2). It prints the JSON summary of
+# DURATION (default 25s), ROUNDS (default 2), SNAPSHOT (a copy of the
+# pregenerated data directory: each serve run then starts from a fresh
+# copy of it in ./alternate-data; without one every round after the first
+# starts from the stock the earlier rounds drew down, and at 1,000/s two
+# 25 s rounds use up a 25,000-place cold stock). It prints the JSON summary of
 # every run, one a line, prefixed with the server's name; its stealMs is
 # the processor time the hypervisor took from the machine meanwhile (a
 # run where that is more than a percent of its length is measuring the
@@ -19,6 +23,7 @@ CONFIG=${2:?configuration file}
 RATE=${RATE:-1000}
 DURATION=${DURATION:-25s}
 ROUNDS=${ROUNDS:-2}
+SNAPSHOT=${SNAPSHOT:-}
 
 # wait_listening waits for a server's "listening on http://ADDR" line in
 # its log and prints ADDR (both servers listen on port 0: any free port).
@@ -43,7 +48,14 @@ run() { # name addr
 r=0
 while [ "$r" -lt "$ROUNDS" ]; do
 	r=$((r + 1))
-	"$RTP" serve --config "$CONFIG" --listen 127.0.0.1:0 --log-level warn >serve.log 2>&1 &
+	data=
+	if [ -n "$SNAPSHOT" ]; then
+		rm -rf alternate-data
+		cp -R "$SNAPSHOT" alternate-data
+		data="--data alternate-data"
+	fi
+	# shellcheck disable=SC2086 # $data is empty or two words
+	"$RTP" serve --config "$CONFIG" $data --listen 127.0.0.1:0 --log-level warn >serve.log 2>&1 &
 	pid=$!
 	addr=$(wait_listening serve.log)
 	# Measure the steady state: the refill fills the hot sinks at start
