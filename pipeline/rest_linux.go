@@ -3,7 +3,6 @@
 package pipeline
 
 import (
-	"errors"
 	"os"
 	"time"
 
@@ -62,17 +61,11 @@ func (r *rester) rest(d time.Duration) {
 		return
 	}
 	// The read returns the 8-byte count of expirations once the timer
-	// has fired; until then the poller parks the goroutine.
+	// has fired; until then the poller parks the goroutine (os.File
+	// retries an interrupted read itself).
 	var buf [8]byte
-	for {
-		n, err := r.f.Read(buf[:])
-		if err == nil && n == len(buf) {
-			return
-		}
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			// Never expected of a timerfd; rest what is left the slow way.
-			time.Sleep(d - time.Since(start))
-			return
-		}
+	if n, err := r.f.Read(buf[:]); err != nil || n != len(buf) {
+		// Never expected of a timerfd; rest what is left the slow way.
+		time.Sleep(d - time.Since(start))
 	}
 }

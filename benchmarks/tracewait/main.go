@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -144,7 +145,7 @@ func analyze(rd io.Reader, minWait time.Duration) (*result, error) {
 		for _, p := range procs {
 			account(p)
 		}
-		return maps(res.total)
+		return maps.Clone(res.total)
 	}
 	for {
 		ev, err := tr.ReadEvent()
@@ -222,14 +223,6 @@ func analyze(rd io.Reader, minWait time.Duration) (*result, error) {
 		account(p)
 	}
 	return res, nil
-}
-
-func maps(m map[string]int64) map[string]int64 {
-	c := make(map[string]int64, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
 
 func (r *result) print(w io.Writer, minWait time.Duration) {
