@@ -461,7 +461,8 @@ func (p *Pipeline) startPersonal(key string) bool {
 // feed draws candidates into the backlog and starts screenings. A draw
 // whose chunk already has a location in the pipeline is skipped (see
 // heldSet); up to twice the candidates wanted are drawn to make up for
-// skipped ones, so a pulse stays bounded however crowded the region is.
+// skipped ones, so a pulse stays bounded however crowded the region is,
+// and fewer while most draws are skipped (see drawTries).
 func (p *Pipeline) feed() {
 	b := p.opts.Budget
 	room := p.cold.Cap() - p.cold.Len() - p.backlog.Len() - int(p.screening.Load())
@@ -469,7 +470,9 @@ func (p *Pipeline) feed() {
 	if p.holdDraws.Load() {
 		n = 0 // the shared pool fills cold first (see HoldDraws)
 	}
-	for drawn, tries := 0, 0; drawn < n && tries < 2*n; tries++ {
+	limit := p.drawTries(n)
+	drawn, tries := 0, 0
+	for ; drawn < n && tries < limit; tries++ {
 		idx, ok := p.draw()
 		if !ok {
 			break
@@ -481,6 +484,7 @@ func (p *Pipeline) feed() {
 		drawn++
 		p.backlog.Offer(Candidate{Index: idx, Chunk: geom.ChunkAt(p.opts.Shape, idx)})
 	}
+	p.drawn(drawn, tries)
 	starts := min(b.Screens, b.MaxScreens-int(p.screening.Load()))
 	for range max(starts, 0) {
 		c, ok := p.backlog.PollSilent()
@@ -492,5 +496,46 @@ func (p *Pipeline) feed() {
 			defer p.screening.Add(-1)
 			p.runScreening(p.base, c)
 		})
+	}
+}
+
+// minDrawTries is the fewest draws a pulse tries while most draws are
+// skipped (when it wants that many).
+const minDrawTries = 8
+
+// maxDrawShift bounds drawShift: the tries a pulse makes fall at most to
+// 1/2^maxDrawShift of twice the candidates it wants.
+const maxDrawShift = 8
+
+// drawTries is how many draws a pulse wanting n candidates may try: 2n,
+// halved for each step of drawShift, and at least minDrawTries.
+//
+// Skipped draws are wasted work, and in a region whose good places are
+// nearly all in the pipeline already (a cold stock of most of the region:
+// the load-test config holds some 33,700 of its 35,000) nearly every draw
+// is skipped. Trying 2n there cost each pulse a thousand memory draws and
+// held-set lookups, a stretch of a few hundred microseconds on the pulse
+// goroutine, unpaced, and the lookups' lock contended with the hand-outs'
+// releases (requests blocked on it for up to a millisecond). The budget
+// follows the yield instead: it halves after a pulse whose draws were
+// mostly skipped and doubles back after one where most were kept, so a
+// crowded region costs a few draws a pulse and a region with room draws
+// at full budget within a few pulses of room appearing.
+func (p *Pipeline) drawTries(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	return max(2*n>>p.drawShift.Load(), min(minDrawTries, 2*n))
+}
+
+// drawn adjusts drawShift after a pulse kept drawn of tries draws.
+func (p *Pipeline) drawn(drawn, tries int) {
+	switch s := p.drawShift.Load(); {
+	case tries < minDrawTries:
+		// Too few draws to judge by (or none wanted).
+	case drawn*4 < tries && s < maxDrawShift:
+		p.drawShift.Store(s + 1)
+	case drawn*2 >= tries && s > 0:
+		p.drawShift.Store(s - 1)
 	}
 }

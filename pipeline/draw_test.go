@@ -382,6 +382,61 @@ func TestDuplicateGuard(t *testing.T) {
 	e.checkHeld("refill")
 }
 
+// TestDrawBackoff: in a region whose every chunk is in the pipeline, a
+// pulse's draws fall from twice the candidates wanted to a few (each one
+// is a duplicate, wasted work on the pulse goroutine), and once places
+// leave the pipeline the draws find them again within a few pulses.
+func TestDrawBackoff(t *testing.T) {
+	e := newEnv(t, envConfig{opts: func(o *Options) {
+		shape, err := geom.NewSquare(geom.Chunk{}, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Shape = shape
+		o.Memory, err = memory.New(memory.Options{Shape: shape, World: "overworld"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.General.Capacity = 20
+		o.ColdCapacity = 400 // room in cold: every pulse wants candidates
+		o.Budget.Candidates = 64
+	}})
+	e.shape, e.mem = e.opts.Shape, e.opts.Memory
+	defer e.shutdown()
+	dups := func() uint64 { return e.p.Stats().Duplicates }
+	e.cycle()
+	first := dups()
+	if first <= 4*minDrawTries {
+		t.Fatalf("first pulse: %d duplicates, want the full budget tried (twice the candidates wanted)", first)
+	}
+	for range 20 {
+		e.cycle()
+	}
+	if st := e.p.Stats(); st.Held != 9 {
+		t.Fatalf("Held = %d, want all 9 chunks in the pipeline", st.Held)
+	}
+	before := dups()
+	e.cycle()
+	if d := dups() - before; d > minDrawTries {
+		t.Fatalf("a pulse in a full region drew %d duplicates, want at most %d", d, minDrawTries)
+	}
+	// Hand out what the general sink holds: its chunks leave the
+	// pipeline, and the draws must find them again.
+	taken := 0
+	for {
+		h, ok := e.p.General().Take()
+		if !ok {
+			break
+		}
+		h.Close()
+		taken++
+	}
+	if taken == 0 {
+		t.Fatal("nothing to take from the general sink")
+	}
+	e.fill(30, func() bool { return e.p.Stats().Held == 9 })
+}
+
 // TestRestoreDuplicate: two rows of one chunk restore as one cold entry;
 // the second row is deleted and counted as a duplicate.
 func TestRestoreDuplicate(t *testing.T) {

@@ -61,6 +61,9 @@ type Pipeline struct {
 	share atomic.Uint64
 	// holdDraws stops new draws while set (see HoldDraws).
 	holdDraws atomic.Bool
+	// drawShift scales down the draws a pulse tries while most are
+	// skipped as duplicates (see drawTries).
+	drawShift atomic.Int32
 
 	workMu sync.Mutex
 	// workMu protects the following fields.
