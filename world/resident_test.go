@@ -172,11 +172,24 @@ func checkInvariants(t *testing.T, s *Resident) {
 	}
 	open := 0
 	perEntry := map[*entry]int{}
-	for r := s.open.next; r != &s.open; r = r.next {
-		open++
-		// r.closed may already be set: Close marks it before taking the
-		// lock to unlink it.
-		perEntry[r.e]++
+	for lifespan, head := range s.open {
+		if head.next == head {
+			t.Fatalf("the list of lifespan %v is empty but kept", lifespan)
+		}
+		var last time.Time
+		for r := head.next; r != head; r = r.next {
+			open++
+			// r.closed may already be set: Close marks it before taking
+			// the lock to unlink it.
+			perEntry[r.e]++
+			if r.lifespan != lifespan {
+				t.Fatalf("a reservation of lifespan %v in the list of %v", r.lifespan, lifespan)
+			}
+			if r.opened.Before(last.Add(-time.Second)) {
+				t.Fatalf("the list of lifespan %v is out of order: opened %v after %v", lifespan, r.opened, last)
+			}
+			last = r.opened
+		}
 	}
 	if uint64(open) != s.opened-s.nclosed {
 		t.Fatalf("open list holds %d, opened %d - closed %d", open, s.opened, s.nclosed)
