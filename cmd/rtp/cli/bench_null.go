@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime/trace"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,7 +18,7 @@ import (
 const defaultNullListen = "127.0.0.1:8081"
 
 func newBenchNullServerCmd() *cobra.Command {
-	var listen string
+	var listen, tracePath string
 	var tileBytes int
 	cmd := &cobra.Command{
 		Use:   "null-server",
@@ -34,17 +35,29 @@ floor under rtp serve's figures on the same machine.
 On start it prints "listening on http://ADDR" (the address actually bound).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runNullServer(cmd.Context(), cmd, listen, tileBytes)
+			return runNullServer(cmd.Context(), cmd, listen, tileBytes, tracePath)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", defaultNullListen, "address to listen on, host:port (port 0: any free port)")
+	cmd.Flags().StringVar(&tracePath, "trace", "", "write an execution trace of the whole run to this file, as rtp serve --trace does (to compare the two)")
 	cmd.Flags().IntVar(&tileBytes, "tile-bytes", loadgen.DefaultNullTileBytes, "size of the body a map tile request gets (match a real tile's)")
 	return cmd
 }
 
-func runNullServer(ctx context.Context, cmd *cobra.Command, listen string, tileBytes int) error {
+func runNullServer(ctx context.Context, cmd *cobra.Command, listen string, tileBytes int, tracePath string) (err error) {
 	if tileBytes < 1 || tileBytes > 64<<20 {
 		return usageError{fmt.Errorf("bench null-server: --tile-bytes %d outside [1, %d]", tileBytes, 64<<20)}
+	}
+	if tracePath != "" {
+		stop, err := startRecording("--trace", tracePath, trace.Start, trace.Stop)
+		if err != nil {
+			return fmt.Errorf("bench null-server: %w", err)
+		}
+		defer func() {
+			if serr := stop(); serr != nil && err == nil {
+				err = fmt.Errorf("bench null-server: --trace: %w", serr)
+			}
+		}()
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {

@@ -2,22 +2,27 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
 // TestBenchNullServer runs bench http, with completions and a join burst,
-// against rtp bench null-server, and stops the server as a signal would.
+// against rtp bench null-server recording an execution trace, and stops
+// the server as a signal would: the trace is then complete.
 func TestBenchNullServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
+	tracePath := filepath.Join(t.TempDir(), "null.trace")
 	go func() {
-		err := Run(ctx, []string{"bench", "null-server", "--listen", "127.0.0.1:0"}, pw, io.Discard)
+		err := Run(ctx, []string{"bench", "null-server", "--listen", "127.0.0.1:0", "--trace", tracePath}, pw, io.Discard)
 		pw.Close()
 		done <- err
 	}()
@@ -49,6 +54,13 @@ func TestBenchNullServer(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("null-server did not stop within 10s of its context ending")
+	}
+	// An execution trace begins with its format's header line.
+	if b, err := os.ReadFile(tracePath); err != nil || len(b) < 1024 || !bytes.HasPrefix(b, []byte("go 1.")) {
+		t.Fatalf("trace: %d bytes, %v; want a trace of the run", len(b), err)
+	}
+	if _, _, err := run(t, "bench", "null-server", "--listen", "127.0.0.1:0", "--trace", filepath.Join(t.TempDir(), "no", "such", "dir")); err == nil || !strings.Contains(err.Error(), "--trace") {
+		t.Fatalf("null-server with a trace file it cannot create = %v, want an error naming --trace", err)
 	}
 
 	if _, _, err := run(t, "bench", "null-server", "--listen", "256.0.0.1:x"); err == nil || !strings.Contains(err.Error(), "null-server") {
