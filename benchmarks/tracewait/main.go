@@ -32,9 +32,10 @@ import (
 
 func main() {
 	minWait := flag.Duration("min", 200*time.Microsecond, "attribute waits longer than this")
+	skip := flag.Duration("skip", 0, "leave out the trace's first stretch of this length (the server's start)")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: tracewait [-min 200us] trace.out")
+		fmt.Fprintln(os.Stderr, "usage: tracewait [-min 200us] [-skip 0s] trace.out")
 		os.Exit(2)
 	}
 	f, err := os.Open(flag.Arg(0))
@@ -43,7 +44,7 @@ func main() {
 		os.Exit(1)
 	}
 	defer f.Close()
-	r, err := analyze(f, *minWait)
+	r, err := analyze(f, *minWait, *skip)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tracewait:", err)
 		os.Exit(1)
@@ -72,8 +73,12 @@ func kindOf(st trace.Stack) string {
 			if k == "" || strings.HasPrefix(k, "rtp:") {
 				k = "promote"
 			}
-		case strings.Contains(fn, "rtpengine/rtp/") && k == "":
+		case strings.Contains(fn, "rtpengine/rtp/") && (k == "" || strings.HasPrefix(k, "std:")):
 			k = "rtp:" + fn[strings.LastIndex(fn, "/")+1:]
+		case k == "" || strings.HasPrefix(k, "std:"):
+			// Outside rtp: the outermost frame, a weak name a later
+			// stack may replace.
+			k = "std:" + fn[strings.LastIndex(fn, "/")+1:]
 		}
 	}
 	return k
@@ -90,6 +95,8 @@ type goroutine struct {
 	runnable trace.Time
 	waiting  bool             // runnable, not yet running
 	held     map[string]int64 // the processors' hold times when it became runnable (http only)
+	blocked  trace.Time       // when it last blocked (http only; 0: not blocked)
+	site     string           // where it blocked
 }
 
 type proc struct {
@@ -105,17 +112,47 @@ type result struct {
 	during   map[string]int64 // what held the Ps during them
 	total    map[string]int64 // what held the Ps over the whole trace
 	maxProcs int
+	// blocks is how long HTTP goroutines were blocked, by reason and
+	// place (the innermost frames outside the runtime), leaving out the
+	// wait for a request to arrive.
+	blocks map[string]*blockSum
 }
 
-func analyze(rd io.Reader, minWait time.Duration) (*result, error) {
+type blockSum struct {
+	n, over, sum, max int64 // over: blocks longer than min
+}
+
+// blockSite names where a goroutine blocked: the reason and the first
+// frames outside the runtime and the sync packages, or "" for a wait on
+// the network (an idle connection).
+func blockSite(reason string, st trace.Stack) string {
+	var fs []string
+	for f := range st.Frames() {
+		fn := f.Func
+		if strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "internal/") {
+			continue
+		}
+		if strings.HasPrefix(fn, "net.") || strings.HasPrefix(fn, "net/http.(*connReader)") || strings.HasPrefix(fn, "bufio.") {
+			return ""
+		}
+		fs = append(fs, fn[strings.LastIndex(fn, "/")+1:])
+		if len(fs) == 3 {
+			break
+		}
+	}
+	return reason + " at " + strings.Join(fs, " < ")
+}
+
+func analyze(rd io.Reader, minWait, skip time.Duration) (*result, error) {
 	tr, err := trace.NewReader(rd)
 	if err != nil {
 		return nil, err
 	}
 	gs := map[trace.GoID]*goroutine{}
 	procs := map[trace.ProcID]*proc{}
-	res := &result{during: map[string]int64{}, total: map[string]int64{}}
-	var now trace.Time
+	res := &result{during: map[string]int64{}, total: map[string]int64{}, blocks: map[string]*blockSum{}}
+	var now, from trace.Time // from: the first event's time plus skip
+	counting := func() bool { return now >= from }
 	g := func(id trace.GoID) *goroutine {
 		x := gs[id]
 		if x == nil {
@@ -136,8 +173,8 @@ func analyze(rd io.Reader, minWait time.Duration) (*result, error) {
 	}
 	// account adds the time p was held since its last account.
 	account := func(p *proc) {
-		if p.g != trace.NoGoroutine {
-			res.total[label(p)] += int64(now - p.since)
+		if p.g != trace.NoGoroutine && counting() {
+			res.total[label(p)] += int64(now - max(p.since, from))
 		}
 		p.since = now
 	}
@@ -156,6 +193,9 @@ func analyze(rd io.Reader, minWait time.Duration) (*result, error) {
 			return nil, err
 		}
 		now = ev.Time()
+		if from == 0 {
+			from = now + trace.Time(skip)
+		}
 		if ev.Kind() != trace.EventStateTransition {
 			continue
 		}
@@ -166,13 +206,39 @@ func analyze(rd io.Reader, minWait time.Duration) (*result, error) {
 		id := st.Resource.Goroutine()
 		x := g(id)
 		if !settled(x.kind) {
-			for _, s := range []trace.Stack{st.Stack, ev.Stack()} {
-				if k := kindOf(s); k != "" && (x.kind == "" || settled(k) || k == "promote") {
+			stacks := []trace.Stack{st.Stack}
+			if ev.Goroutine() == id {
+				// The event's own stack is the goroutine's only when it
+				// emitted the event (not when another unblocked it).
+				stacks = append(stacks, ev.Stack())
+			}
+			for _, s := range stacks {
+				if k := kindOf(s); k != "" && (x.kind == "" || strings.HasPrefix(x.kind, "std:") || settled(k) || k == "promote") {
 					x.kind = k
 				}
 			}
 		}
 		from, to := st.Goroutine()
+		if x.kind == "http" && from == trace.GoRunning && to == trace.GoWaiting {
+			if site := blockSite(st.Reason, st.Stack); site != "" {
+				x.blocked, x.site = now, site
+			}
+		}
+		if from == trace.GoWaiting && x.blocked != 0 && counting() {
+			d := int64(now - x.blocked)
+			b := res.blocks[x.site]
+			if b == nil {
+				b = &blockSum{}
+				res.blocks[x.site] = b
+			}
+			b.n++
+			b.sum += d
+			b.max = max(b.max, d)
+			if d > int64(minWait) {
+				b.over++
+			}
+			x.blocked = 0
+		}
 		if to == trace.GoRunnable {
 			x.waiting, x.runnable = true, now
 			if x.kind == "http" {
@@ -204,7 +270,7 @@ func analyze(rd io.Reader, minWait time.Duration) (*result, error) {
 		}
 		account(p)
 		p.g, p.sys = id, false
-		if x.waiting && x.held != nil {
+		if x.waiting && x.held != nil && counting() {
 			d := int64(now - x.runnable)
 			res.waits = append(res.waits, d)
 			if d > int64(minWait) {
@@ -246,6 +312,13 @@ func (r *result) print(w io.Writer, minWait time.Duration) {
 	fmt.Fprintf(w, "  %-28s %10v\n", "(idle)", time.Duration(max(ps*r.longSum-held, 0)).Round(time.Microsecond))
 	fmt.Fprintln(w, "over the whole trace the Ps were held by:")
 	printKinds(w, r.total)
+	fmt.Fprintf(w, "HTTP goroutines blocked (count, over %v, total, max), not waiting for a request:\n", minWait)
+	ks := slices.Collect(maps.Keys(r.blocks))
+	sort.Slice(ks, func(i, j int) bool { return r.blocks[ks[i]].sum > r.blocks[ks[j]].sum })
+	for _, k := range ks[:min(len(ks), 15)] {
+		b := r.blocks[k]
+		fmt.Fprintf(w, "  %7d %5d %10v %10v  %s\n", b.n, b.over, time.Duration(b.sum).Round(time.Microsecond), time.Duration(b.max).Round(time.Microsecond), k)
+	}
 }
 
 func printKinds(w io.Writer, m map[string]int64) {
