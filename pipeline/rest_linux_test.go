@@ -69,8 +69,8 @@ func TestRestLasts(t *testing.T) {
 	}
 }
 
-// BenchmarkRest measures how long a lane's rest of 150 us (the default
-// Pacing.Rest) lasts on an otherwise idle process, the case where
+// BenchmarkRest measures how long a lane's rest of DefaultRest (75 us)
+// lasts on an otherwise idle process, the case where
 // time.Sleep oversleeps to the poller's millisecond: rest-us/op is the
 // rester's, sleep-us/op time.Sleep's, alternated.
 func BenchmarkRest(b *testing.B) {
