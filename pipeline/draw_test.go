@@ -323,6 +323,21 @@ func TestOnPromotePanic(t *testing.T) {
 	}
 }
 
+// nineChunks sets o's shape to a square of 9 chunks, with a memory of its
+// own.
+func nineChunks(t testing.TB, o *Options) {
+	t.Helper()
+	shape, err := geom.NewSquare(geom.Chunk{}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Shape = shape
+	o.Memory, err = memory.New(memory.Options{Shape: shape, World: "overworld"})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDuplicateGuard: on a shape of 9 chunks with room for 40 entries,
 // memory draws the same good chunks again and again. No two locations of
 // one chunk are ever in the pipeline at once, so all the entries ready at
@@ -330,15 +345,7 @@ func TestOnPromotePanic(t *testing.T) {
 // handed out can be drawn again.
 func TestDuplicateGuard(t *testing.T) {
 	e := newEnv(t, envConfig{opts: func(o *Options) {
-		shape, err := geom.NewSquare(geom.Chunk{}, 1, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Shape = shape
-		o.Memory, err = memory.New(memory.Options{Shape: shape, World: "overworld"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		nineChunks(t, o)
 		o.General.Capacity = 20
 		o.Login = LoginConfig{Enabled: true, PlayerCap: 20}
 		o.ColdCapacity = 40
@@ -388,15 +395,7 @@ func TestDuplicateGuard(t *testing.T) {
 // leave the pipeline the draws find them again within a few pulses.
 func TestDrawBackoff(t *testing.T) {
 	e := newEnv(t, envConfig{opts: func(o *Options) {
-		shape, err := geom.NewSquare(geom.Chunk{}, 1, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Shape = shape
-		o.Memory, err = memory.New(memory.Options{Shape: shape, World: "overworld"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		nineChunks(t, o)
 		o.General.Capacity = 20
 		o.ColdCapacity = 400 // room in cold: every pulse wants candidates
 		o.Budget.Candidates = 64
