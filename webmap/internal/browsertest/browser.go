@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,10 +88,22 @@ func Eval[T any](ctx context.Context, expr string) (T, error) {
 
 // Idle waits until the page's window.rtpMap has started and its idle()
 // settles; it fails when the page does not settle within timeout.
+//
+// Right after a navigation (a reload) the poll may run in the JavaScript
+// context the navigation is replacing; Chromium then answers that it
+// cannot find the context, and the poll starts again in the new one.
 func Idle(ctx context.Context, timeout time.Duration) error {
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`typeof window.rtpMap === 'object' && window.rtpMap.debug().started`,
-		chromedp.WithPollingTimeout(timeout))); err != nil {
-		return fmt.Errorf("browsertest: page did not start: %w", err)
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`typeof window.rtpMap === 'object' && window.rtpMap.debug().started`,
+			chromedp.WithPollingTimeout(max(time.Until(deadline), time.Millisecond))))
+		if err == nil {
+			break
+		}
+		if !replaced(err) || !time.Now().Before(deadline) {
+			return fmt.Errorf("browsertest: page did not start: %w", err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	ok, err := Eval[bool](ctx, fmt.Sprintf(`window.rtpMap.idle(%d)`, timeout.Milliseconds()))
 	if err != nil {
@@ -100,4 +113,11 @@ func Idle(ctx context.Context, timeout time.Duration) error {
 		return fmt.Errorf("browsertest: page not idle after %v", timeout)
 	}
 	return nil
+}
+
+// replaced reports whether err says the page's JavaScript context went
+// away under the call, as a navigation replaces it.
+func replaced(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context with specified id") || strings.Contains(msg, "Execution context was destroyed")
 }
