@@ -436,6 +436,42 @@ func TestDrawBackoff(t *testing.T) {
 	e.fill(30, func() bool { return e.p.Stats().Held == 9 })
 }
 
+// TestDrawTries: the try budget halves after each pulse whose draws were
+// mostly skipped, down to minDrawTries, and doubles back to twice the
+// candidates wanted after each pulse that kept most of its draws.
+// (TestDrawBackoff's refill would pass on the floor alone.)
+func TestDrawTries(t *testing.T) {
+	p := &Pipeline{}
+	const n = 512
+	if got := p.drawTries(n); got != 2*n {
+		t.Fatalf("fresh budget %d, want %d", got, 2*n)
+	}
+	if got := p.drawTries(0); got != 0 {
+		t.Fatalf("budget for no candidates %d, want 0", got)
+	}
+	for i, want := range []int{512, 256, 128, 64, 32, 16, minDrawTries, minDrawTries} {
+		p.drawn(0, p.drawTries(n))
+		if got := p.drawTries(n); got != want {
+			t.Fatalf("after %d pulses of duplicates: budget %d, want %d", i+1, got, want)
+		}
+	}
+	p.drawn(1, 3) // fewer tries than minDrawTries: no judgement
+	if got := p.drawTries(n); got != minDrawTries {
+		t.Fatalf("a pulse of 3 tries moved the budget to %d", got)
+	}
+	for range maxDrawShift {
+		tries := p.drawTries(n)
+		p.drawn(tries, tries)
+	}
+	if got := p.drawTries(n); got != 2*n {
+		t.Fatalf("after pulses that kept every draw: budget %d, want %d back", got, 2*n)
+	}
+	// A pulse wanting fewer than the floor tries twice what it wants.
+	if got := p.drawTries(2); got != 4 {
+		t.Fatalf("budget for 2 candidates %d, want 4", got)
+	}
+}
+
 // TestRestoreDuplicate: two rows of one chunk restore as one cold entry;
 // the second row is deleted and counted as a duplicate.
 func TestRestoreDuplicate(t *testing.T) {

@@ -788,6 +788,49 @@ func TestResidentWatchdog(t *testing.T) {
 	})
 }
 
+// TestResidentWatchdogOrder: reservations of one lifespan opened at
+// different times are force-closed each at its own deadline, the later
+// ones left open (the sweep stops at the first live reservation of a
+// list, which must therefore be the oldest).
+func TestResidentWatchdogOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		s := NewResident(newFakeSource(), ResidentOptions{
+			Lifespan: 5 * time.Second, WatchdogInterval: time.Second, Logger: quietLogger(&logs),
+		})
+		var rs []*Reservation
+		for i := range 3 {
+			r, err := s.Reserve(context.Background(), geom.Chunk{X: int64(i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, r)
+			time.Sleep(2 * time.Second) // opened at 0, 2 and 4 s
+		}
+		// At 6 s only the first is due (5 s); at 8 s the second (7 s).
+		synctest.Wait()
+		if !rs[0].Closed() || rs[1].Closed() || rs[2].Closed() {
+			t.Fatalf("at 6 s: closed %v %v %v, want only the first", rs[0].Closed(), rs[1].Closed(), rs[2].Closed())
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if !rs[1].Closed() || rs[2].Closed() {
+			t.Fatalf("at 8 s: second closed %v, third %v; want the second only", rs[1].Closed(), rs[2].Closed())
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if !rs[2].Closed() {
+			t.Fatal("at 10 s the third (due at 9 s) is still open")
+		}
+		if st := s.Stats(); st.Forced != 3 || st.Open != 0 {
+			t.Fatalf("stats %+v, want 3 forced and none open", st)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 func TestResidentNoLifespan(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewResident(newFakeSource(), ResidentOptions{Lifespan: -1, WatchdogInterval: time.Minute})
