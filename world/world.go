@@ -198,8 +198,6 @@ type Chunk struct {
 	Pos geom.Chunk
 	// MinY and MaxY bound the world's build height: MinY <= y < MaxY.
 	MinY, MaxY int32
-	// Columns are indexed z*16 + x in chunk-local coordinates.
-	Columns [ChunkSize * ChunkSize]Column
 	// Blocks gives any block of the chunk, or is nil when the source keeps
 	// only column summaries.
 	Blocks BlockReader
@@ -207,6 +205,11 @@ type Chunk struct {
 	// chunk, or nil for the newest (sources without versions, such as the
 	// procedural world).
 	Data *blockdata.Table
+	// Columns are indexed z*16 + x in chunk-local coordinates. They come
+	// last, after every pointer: the garbage collector scans an object
+	// only up to its last pointer, and a server keeps thousands of chunks
+	// resident, 16 KiB of columns each.
+	Columns [ChunkSize * ChunkSize]Column
 }
 
 // Column returns the summary of local column (x, z), 0 <= x, z < 16.
