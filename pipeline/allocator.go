@@ -213,6 +213,13 @@ func (s *Sink) need() int {
 	return s.Quota() - s.Len() - int(s.pending.Load())
 }
 
+// low reports whether s holds less than half its quota: the hot marks of
+// its promotions are then urgent (see Persister.MarkHot), since requests
+// may soon find it empty; above that they ride the writer's next batch.
+func (s *Sink) low() bool {
+	return 2*s.Len() < s.Quota()
+}
+
 // transferSingles moves entries from single-target sinks over quota to
 // those under quota: for each sink under quota (destination) and each
 // sink over quota (source) whose pair passes the rule-0 preconditions,
@@ -394,10 +401,10 @@ func (p *Pipeline) startSingle(s *Sink) bool {
 	s.pending.Add(1)
 	p.promoting.Add(1)
 	p.spawn(func() {
-		defer p.promoting.Add(-1)
 		defer s.pending.Add(-1)
 		h, ok := p.promoteOne(p.base, loc)
-		if !ok {
+		p.promoting.Add(-1)
+		if !ok || !p.settle(p.base, loc, h, s.low()) {
 			return
 		}
 		p.deliverSingle(s, h)
@@ -433,10 +440,12 @@ func (p *Pipeline) startPersonal(key string) bool {
 	ps.addPending(key, 1)
 	p.promoting.Add(1)
 	p.spawn(func() {
-		defer p.promoting.Add(-1)
 		defer ps.addPending(key, -1)
 		h, ok := p.promoteOne(p.base, loc)
-		if !ok {
+		p.promoting.Add(-1)
+		// A personal queue is a few places that its player is about to
+		// ask for: its marks are always urgent.
+		if !ok || !p.settle(p.base, loc, h, true) {
 			return
 		}
 		if ps.crit.narrows() && !ps.crit.accepts(h, p.opts.Check) {

@@ -83,16 +83,16 @@ const (
 // awaitHot marks loc's row hot through the Persister and waits until that
 // is durable, so that no entry is served from a sink before the disk knows
 // it may have been: after a crash such rows are discarded, never restored
-// (see Recovery). The wait is one commit of the Persister's writer, which
-// commits hot marks without its batch delay, a burst of them in one
-// commit a few milliseconds after the first. A mark that could not be made durable
+// (see Recovery). The wait is one commit of the Persister's writer: a few
+// milliseconds for an urgent mark, the next batch of writes for the
+// others (see Persister.MarkHot). A mark that could not be made durable
 // (the disk fails) still lets the entry through, unless the Persister is
 // shared by a fleet (strictPersister): a local Persister logs the failure
 // and keeps retrying, and withholding places would not make the rows it
 // cannot write any safer, while a shared one may see the row handed to
 // another node. A mark refused with ErrNotOwned drops the entry (see
 // ErrNotOwned). It demotes when ctx ends or the pipeline is unloading.
-func (p *Pipeline) awaitHot(ctx context.Context, loc Location) hotResult {
+func (p *Pipeline) awaitHot(ctx context.Context, loc Location, urgent bool) hotResult {
 	if p.opts.Persister == nil {
 		return hotDurable
 	}
@@ -100,7 +100,7 @@ func (p *Pipeline) awaitHot(ctx context.Context, loc Location) hotResult {
 		return hotDemote
 	}
 	done := make(chan error, 1)
-	p.opts.Persister.MarkHot(loc, func(err error) { done <- err })
+	p.opts.Persister.MarkHot(loc, urgent, func(err error) { done <- err })
 	select {
 	case err := <-done:
 		switch {

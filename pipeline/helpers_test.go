@@ -149,6 +149,11 @@ type memStore struct {
 	rows   []memRow
 	adds   int
 	remove int
+	urgent int // hot marks asked for urgently
+	lazy   int // hot marks that may ride a batch
+	// hold, when set, delays the callbacks of hot marks until it is
+	// closed, as a commit that has not happened yet.
+	hold chan struct{}
 }
 
 type memRow struct {
@@ -212,8 +217,32 @@ func (m *memPersister) Load(context.Context) ([]Location, error) {
 func (m *memPersister) Flush(context.Context) error { return nil }
 
 // MarkHot implements Persister: the store is never lost, so a mark is
-// durable at once.
-func (m *memPersister) MarkHot(_ Location, done func(error)) { done(nil) }
+// durable at once, or once hold is closed. It counts the marks by urgency.
+func (m *memPersister) MarkHot(_ Location, urgent bool, done func(error)) {
+	m.s.mu.Lock()
+	if urgent {
+		m.s.urgent++
+	} else {
+		m.s.lazy++
+	}
+	hold := m.s.hold
+	m.s.mu.Unlock()
+	if hold == nil {
+		done(nil)
+		return
+	}
+	go func() {
+		<-hold
+		done(nil)
+	}()
+}
+
+// marks returns the hot marks asked for so far, by urgency.
+func (m *memPersister) marks() (urgent, lazy int) {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	return m.s.urgent, m.s.lazy
+}
 
 // Recovery implements Persister: an in-memory store always shuts down
 // cleanly.

@@ -65,7 +65,13 @@ type Persister interface {
 	// nil, or, from a Persister shared by several nodes, with an error
 	// wrapping ErrNotOwned (the row may have been handed out by another
 	// node), as for a row another node owns.
-	MarkHot(loc Location, done func(error))
+	//
+	// An urgent mark (its sink runs low) is committed within a few
+	// milliseconds; the others may wait for the next batch of writes, a
+	// tenth of a second or so. A commit costs much the same whatever
+	// number of rows it carries, so marks that ride the batch cost the
+	// disk a fraction of commits of a few marks each.
+	MarkHot(loc Location, urgent bool, done func(error))
 	// Recovery reports what Load found of the previous run; it is the
 	// zero Recovery before Load.
 	Recovery() Recovery

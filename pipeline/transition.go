@@ -123,8 +123,8 @@ func (p *Pipeline) remember(index int64, c memory.Cause, source string) {
 // already taken out of cold with PollSilent, and deals with a rejection:
 // the place is remembered and the location dropped (its row deleted), or,
 // when the failure says nothing about the place, recycled into cold
-// silently. It returns the hot entry on success, once its row is marked
-// hot durably.
+// silently. It returns the hot entry on success, which settle must then
+// see marked hot durably before it is served.
 func (p *Pipeline) promoteOne(ctx context.Context, loc Location) (*Hot, bool) {
 	var v verdict
 	tr := stage.Transition[Location, *Hot]{
@@ -137,20 +137,6 @@ func (p *Pipeline) promoteOne(ctx context.Context, loc Location) (*Hot, bool) {
 	p.ctr.promotionRejects[min(out.Reason, stage.ReasonError)].Add(1)
 	switch {
 	case out.Promoted:
-		// The entry may be served as soon as its sink holds it: its row
-		// is hot on disk first (see awaitHot).
-		switch p.awaitHot(ctx, loc) {
-		case hotDemote:
-			p.demote(out.Value, nil)
-			return nil, false
-		case hotForeign:
-			// Another node owns the row: leave it, and the entry.
-			out.Value.release(false)
-			p.held.release(loc.Index)
-			p.ctr.foreign.Add(1)
-			return nil, false
-		}
-		p.ctr.promotions.Add(1)
 		return out.Value, true
 	case out.Reason == stage.ReasonError:
 		// Run logged it and disposed the location through cold.
@@ -167,6 +153,29 @@ func (p *Pipeline) promoteOne(ctx context.Context, loc Location) (*Hot, bool) {
 		p.cold.Dispose(loc)
 	}
 	return nil, false
+}
+
+// settle waits until the row of loc (the location promoted into h) is hot
+// on disk (see awaitHot). It runs outside the promotion's slot of
+// Budget.MaxPromotions: the wait is for a commit, not for work, and a mark
+// that rides the writer's next batch must not hold up the promotions
+// behind it. urgent is the mark's urgency (its sink runs low). It reports
+// whether h may be served; if not, h is demoted or, when another node owns
+// its row, dropped.
+func (p *Pipeline) settle(ctx context.Context, loc Location, h *Hot, urgent bool) bool {
+	switch p.awaitHot(ctx, loc, urgent) {
+	case hotDemote:
+		p.demote(h, nil)
+		return false
+	case hotForeign:
+		// Another node owns the row: leave it, and the entry.
+		h.release(false)
+		p.held.release(loc.Index)
+		p.ctr.foreign.Add(1)
+		return false
+	}
+	p.ctr.promotions.Add(1)
+	return true
 }
 
 // promote is the body of the promotion transition: consult memory, reserve

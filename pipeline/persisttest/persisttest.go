@@ -62,6 +62,7 @@ func Run(t *testing.T, open Opener) {
 		{"Concurrent", testConcurrent},
 		{"HotDiscardedAfterCrash", testHotCrash},
 		{"HotKeptAfterCleanClose", testHotClean},
+		{"HotDurableAtCallback", testHotDurable},
 		{"Journal", testJournal},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
@@ -221,7 +222,7 @@ func testConcurrent(t *testing.T, open Opener) {
 func markAbsentHot(t *testing.T, p pipeline.Persister, loc pipeline.Location) {
 	t.Helper()
 	done := make(chan error, 1)
-	p.MarkHot(loc, func(err error) { done <- err })
+	p.MarkHot(loc, true, func(err error) { done <- err })
 	select {
 	case err := <-done:
 		if err != nil && !errors.Is(err, pipeline.ErrNotOwned) {
@@ -232,11 +233,11 @@ func markAbsentHot(t *testing.T, p pipeline.Persister, loc pipeline.Location) {
 	}
 }
 
-// markHot marks loc hot and waits for the callback.
-func markHot(t *testing.T, p pipeline.Persister, loc pipeline.Location) {
+// markHot marks loc hot, urgently or not, and waits for the callback.
+func markHot(t *testing.T, p pipeline.Persister, loc pipeline.Location, urgent bool) {
 	t.Helper()
 	done := make(chan error, 1)
-	p.MarkHot(loc, func(err error) { done <- err })
+	p.MarkHot(loc, urgent, func(err error) { done <- err })
 	select {
 	case err := <-done:
 		if err != nil {
@@ -265,8 +266,8 @@ func testHotCrash(t *testing.T, open Opener) {
 	flush(t, p)
 	hot := Loc(2)
 	hot.Y += 3 // the landing y found at promotion may differ: any y of the column
-	markHot(t, p, hot)
-	markHot(t, p, Loc(3))
+	markHot(t, p, hot, false)
+	markHot(t, p, Loc(3), true)
 	p.Remove(Loc(3)) // handed out and removed: no row left to discard
 	markAbsentHot(t, p, Loc(99))
 	flush(t, p)
@@ -285,13 +286,45 @@ func testHotCrash(t *testing.T, open Opener) {
 	}
 }
 
+// testHotDurable checks that a hot mark's callback means the mark is on
+// disk, urgent or not: a crash right after it, with no Flush, discards the
+// row.
+func testHotDurable(t *testing.T, open Opener) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	c, ok := s.(Crasher)
+	if !ok {
+		s.Close(t)
+		t.Skip("the store cannot simulate a crash (it does not implement Crasher)")
+	}
+	p := s.Region(t, "r", "k")
+	for i := range 3 {
+		p.Add(Loc(i))
+	}
+	flush(t, p)
+	markHot(t, p, Loc(0), false)
+	markHot(t, p, Loc(1), true)
+	c.Crash(t)
+
+	s = open(t, dir)
+	defer s.Close(t)
+	p = s.Region(t, "r", "k")
+	if got, want := load(t, p), []pipeline.Location{Loc(2)}; !slices.Equal(got, want) {
+		t.Fatalf("after a crash right after the marks' callbacks Load() = %v, want %v", got, want)
+	}
+	rec := p.Recovery()
+	if !rec.Unclean || !slices.Equal(rec.Discarded, []pipeline.Location{Loc(0), Loc(1)}) {
+		t.Fatalf("Recovery() = %+v, want unclean with %v and %v discarded", rec, Loc(0), Loc(1))
+	}
+}
+
 func testHotClean(t *testing.T, open Opener) {
 	dir := t.TempDir()
 	s := open(t, dir)
 	p := s.Region(t, "r", "k")
 	p.Add(Loc(1))
 	p.Add(Loc(2))
-	markHot(t, p, Loc(1))
+	markHot(t, p, Loc(1), false)
 	s.Close(t)
 	s = open(t, dir)
 	p = s.Region(t, "r", "k")

@@ -70,8 +70,8 @@ type Options struct {
 	// DefaultBatchDelay (100 ms); negative: commit as soon as anything
 	// is queued.
 	BatchDelay time.Duration
-	// HotDelay is how long a hot mark waits for others to join its
-	// commit, which the promotion waits for. Default DefaultHotDelay
+	// HotDelay is how long an urgent hot mark waits for others to join
+	// its commit, which the promotion waits for. Default DefaultHotDelay
 	// (5 ms); negative: each commits at once.
 	HotDelay time.Duration
 	// RetryMin and RetryMax bound the wait before a failed batch is

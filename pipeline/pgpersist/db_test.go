@@ -176,7 +176,7 @@ func TestQueueLimitDrops(t *testing.T) {
 		t.Fatalf("Flush after Close = %v, want ErrClosed", err)
 	}
 	done := make(chan error, 1)
-	r.MarkHot(persisttest.Loc(1), func(err error) { done <- err })
+	r.MarkHot(persisttest.Loc(1), true, func(err error) { done <- err })
 	if err := <-done; err != pgpersist.ErrClosed {
 		t.Fatalf("MarkHot after Close called back with %v, want ErrClosed", err)
 	}

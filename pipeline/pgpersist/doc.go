@@ -7,8 +7,8 @@
 // Stats, with the same writer: Add, Remove, MarkHot and the journal calls
 // never wait for the database; the writes to one row coalesce; one writer
 // goroutine commits them in batches (Options.BatchDelay; Flush and Close
-// at once; hot marks after Options.HotDelay, alone with their rows'
-// changes), one transaction per batch whose statements go out
+// at once; urgent hot marks after Options.HotDelay, alone with their
+// rows' changes, the others with the batch), one transaction per batch whose statements go out
 // as one pgx batch; a failed batch is kept, the writes queued meanwhile
 // merge into it, and it is retried with back-off (Options.RetryMin,
 // RetryMax); the pending work is bounded (Options.QueueLimit), dropping

@@ -105,7 +105,7 @@ func TestHotMarkOwnership(t *testing.T) {
 	}
 	mark := func(r *pgpersist.Region, loc pipeline.Location) error {
 		done := make(chan error, 1)
-		r.MarkHot(loc, func(err error) { done <- err })
+		r.MarkHot(loc, true, func(err error) { done <- err })
 		return <-done
 	}
 	if err := mark(rb, got[0]); !errors.Is(err, pipeline.ErrNotOwned) {
@@ -176,7 +176,7 @@ func TestRejoinAfterLostLease(t *testing.T) {
 	}
 	for _, l := range mine {
 		done := make(chan error, 1)
-		ra.MarkHot(l, func(err error) { done <- err })
+		ra.MarkHot(l, true, func(err error) { done <- err })
 		err := <-done
 		switch {
 		case byB[l.Index] && !errors.Is(err, pipeline.ErrNotOwned):

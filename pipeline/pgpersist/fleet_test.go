@@ -32,7 +32,7 @@ func fill(t *testing.T, schema string, n int) {
 func markHot(t *testing.T, r *pgpersist.Region, loc pipeline.Location) {
 	t.Helper()
 	done := make(chan error, 1)
-	r.MarkHot(loc, func(err error) { done <- err })
+	r.MarkHot(loc, true, func(err error) { done <- err })
 	if err := <-done; err != nil {
 		t.Fatalf("MarkHot: %v", err)
 	}

@@ -37,16 +37,17 @@ func (r *Region) Remove(loc pipeline.Location) {
 }
 
 // MarkHot implements pipeline.Persister; it never waits for the database.
-// The writer commits a hot mark without its batch delay; the row is then
+// The writer commits an urgent hot mark without its batch delay (the
+// others with their batch); the row is then
 // owned by the node, unless another node owns it, in which case it is
 // left alone. While commits are failing, and once the lease is lost, done
 // hears of it at once.
-func (r *Region) MarkHot(loc pipeline.Location, done func(error)) {
+func (r *Region) MarkHot(loc pipeline.Location, urgent bool, done func(error)) {
 	if r.d.lost() {
 		done(ErrLeaseLost)
 		return
 	}
-	r.d.w.MarkHot(r.region, r.key, loc, done)
+	r.d.w.MarkHot(r.region, r.key, loc, urgent, done)
 }
 
 // Recovery implements pipeline.Persister: what the node's previous run

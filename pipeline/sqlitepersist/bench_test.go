@@ -86,7 +86,7 @@ func BenchmarkLifecycle(b *testing.B) {
 		r.Add(scattered(i))
 	}
 	for i := range hot {
-		r.MarkHot(scattered(i), func(error) {})
+		r.MarkHot(scattered(i), true, func(error) {})
 	}
 	if err := r.Flush(ctx); err != nil {
 		b.Fatal(err)
@@ -100,7 +100,7 @@ func BenchmarkLifecycle(b *testing.B) {
 		for i := range group {
 			n := next + i
 			r.Add(scattered(n + cold))
-			r.MarkHot(scattered(n), func(err error) { errs <- err })
+			r.MarkHot(scattered(n), true, func(err error) { errs <- err })
 		}
 		for range group {
 			if err := <-errs; err != nil {

@@ -119,8 +119,8 @@ type Options struct {
 	// check again, never an unsafe place). Default DefaultBatchDelay
 	// (100 ms); negative: commit as soon as anything is queued.
 	BatchDelay time.Duration
-	// HotDelay is how long a hot mark waits for others to join its
-	// commit, which the promotion waits for: promotions end a pulse's
+	// HotDelay is how long an urgent hot mark waits for others to join
+	// its commit, which the promotion waits for: promotions end a pulse's
 	// worth at a time, and a commit costs much the same whatever number
 	// of marks it carries. Default DefaultHotDelay (5 ms); negative: each
 	// commits at once.

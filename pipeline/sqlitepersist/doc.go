@@ -18,11 +18,12 @@
 // # Hot rows, runs and the journal
 //
 // A row is hot (column hot) from the commit of its MarkHot, which
-// promotion waits for before its entry reaches a sink (the writer commits
-// hot marks without BatchDelay, each waiting HotDelay for the marks that
-// follow it, in small transactions of their own rows: the other writes
-// wait for their batch, so that a row change of a busy table is not
-// written once per mark). The meta row "state" is "running" from Open to Close, which
+// promotion waits for before its entry reaches a sink. The writer commits
+// urgent hot marks (their sink runs low) without BatchDelay, each waiting
+// HotDelay for the marks that follow it, in small transactions of their
+// own rows: the other writes wait for their batch, so that a row change
+// of a busy table is not written once per mark. The other hot marks ride
+// the batch. The meta row "state" is "running" from Open to Close, which
 // after its final commit turns every hot row cold and writes "clean". An
 // Open that finds "running" (the last process was killed) deletes the hot
 // rows, which may have been handed out after the last commit, logs how

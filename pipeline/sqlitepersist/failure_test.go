@@ -311,7 +311,10 @@ func TestDiskFull(t *testing.T) {
 	if got := f.log.lines("still failing"); len(got) < 6 || len(got) > 7 {
 		t.Errorf("%d still-failing lines over 400 s, want one a minute:\n%s", len(got), f.log)
 	}
+	// The writer logs the recovery after it wakes Flush, so wait for the
+	// line rather than race it.
 	resumed := fmt.Sprintf("writes resumed after %d failures, ", retries+2)
+	waitFor(t, "the writer logs the recovery", func() bool { return len(f.log.lines("resumed")) > 0 })
 	if got := f.log.lines("resumed"); len(got) != 1 || !strings.Contains(got[0], resumed) || !strings.Contains(got[0], "level=INFO") {
 		t.Errorf("resume lines: %q, want one with %q", got, resumed)
 	}

@@ -13,10 +13,11 @@ import (
 var _ pipeline.Journal = (*Region)(nil)
 
 // MarkHot implements pipeline.Persister: it never waits for the database.
-// The writer commits a hot mark without its batch delay; while commits
-// are failing, done hears of the failure at once.
-func (r *Region) MarkHot(loc pipeline.Location, done func(error)) {
-	r.d.w.MarkHot(r.region, r.key, loc, done)
+// The writer commits an urgent hot mark without its batch delay, and the
+// others with their batch; while commits are failing, done hears of the
+// failure at once.
+func (r *Region) MarkHot(loc pipeline.Location, urgent bool, done func(error)) {
+	r.d.w.MarkHot(r.region, r.key, loc, urgent, done)
 }
 
 // Recovery implements pipeline.Persister. The DB finds what the previous

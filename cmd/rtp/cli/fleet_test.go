@@ -89,7 +89,7 @@ func TestFleetStatusLists(t *testing.T) {
 		ra.Add(persisttest.Loc(i))
 	}
 	done := make(chan error, 1)
-	ra.MarkHot(persisttest.Loc(1), func(err error) { done <- err })
+	ra.MarkHot(persisttest.Loc(1), true, func(err error) { done <- err })
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@
 // The contract it keeps for the back ends: Add, Remove, MarkHot and the
 // journal calls (Record, Trim, Claim) never wait for the database; the
 // writes to one row coalesce (see Change); the writer commits after
-// Config.BatchDelay, or at once for a hot mark, Flush or Close; a failed
+// Config.BatchDelay, or at once for an urgent hot mark, Flush or Close; a failed
 // batch is kept, the writes queued meanwhile merge into it, and it is
 // tried again after Backoff; past Config.QueueLimit rows the oldest are
 // dropped and counted.
@@ -44,8 +44,8 @@ type Config struct {
 	// BatchDelay is how long writes gather after the first of a batch;
 	// negative: commit as soon as anything is queued.
 	BatchDelay time.Duration
-	// HotDelay is how long a hot mark waits, while a batch gathers, for
-	// others to join its commit; 0 or negative: none.
+	// HotDelay is how long an urgent hot mark waits, while a batch
+	// gathers, for others to join its commit; 0 or negative: none.
 	HotDelay time.Duration
 	// RetryMin and RetryMax bound the back-off (see Backoff).
 	RetryMin, RetryMax time.Duration
@@ -150,28 +150,31 @@ func rowOf(region string, key pipeline.Key, loc pipeline.Location) Row {
 
 // Add queues one more copy of loc in region under key.
 func (w *Writer) Add(region string, key pipeline.Key, loc pipeline.Location) {
-	w.enqueue(Change{Row: rowOf(region, key, loc), Idx: loc.Index, Adds: 1}, nil)
+	w.enqueue(Change{Row: rowOf(region, key, loc), Idx: loc.Index, Adds: 1}, false, nil)
 }
 
 // Remove queues the removal of one copy of loc in region under key.
 func (w *Writer) Remove(region string, key pipeline.Key, loc pipeline.Location) {
-	w.enqueue(Change{Row: rowOf(region, key, loc), Removes: 1}, nil)
+	w.enqueue(Change{Row: rowOf(region, key, loc), Removes: 1}, false, nil)
 }
 
 // MarkHot queues a hot mark of loc's row (matched whatever its y: the
 // back ends mark the column) in region under key; done hears how its
-// commit went (see enqueue and Config.Apply).
-func (w *Writer) MarkHot(region string, key pipeline.Key, loc pipeline.Location, done func(error)) {
-	w.enqueue(Change{Row: rowOf(region, key, loc), Hot: true}, done)
+// commit went (see enqueue and Config.Apply). An urgent mark is committed
+// after Config.HotDelay, apart from the batch (see gather); the others
+// wait for the batch, as every other write does.
+func (w *Writer) MarkHot(region string, key pipeline.Key, loc pipeline.Location, urgent bool, done func(error)) {
+	w.enqueue(Change{Row: rowOf(region, key, loc), Hot: true}, urgent, done)
 }
 
 // enqueue queues one change and, for a hot mark, its callback (nil for
-// none), which the commit of the change calls. It never waits for the
+// none), which the commit of the change calls; urgent asks for that
+// commit without the batch delay. It never waits for the
 // database: it composes the change into the pending change of its row,
 // or adds one, dropping the oldest row past QueueLimit. While commits are
 // failing, and once the writer is closed, done is called at once with the
 // error (a failing mark is still queued and retried).
-func (w *Writer) enqueue(f Change, done func(error)) {
+func (w *Writer) enqueue(f Change, urgent bool, done func(error)) {
 	w.mu.Lock()
 	if w.closed {
 		w.stats.Dropped++
@@ -209,8 +212,9 @@ func (w *Writer) enqueue(f Change, done func(error)) {
 	if failed != nil {
 		done(failed)
 	}
-	// A promotion waits for the commit of its hot mark: no batch delay.
-	w.signal(done != nil && failed == nil)
+	// An urgent promotion waits for the commit of its hot mark: no batch
+	// delay.
+	w.signal(urgent && done != nil && failed == nil)
 }
 
 // Record queues journal mark m of region. Its Seq is next(), which runs

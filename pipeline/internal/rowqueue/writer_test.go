@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -79,7 +80,7 @@ func newWriter(t *testing.T, f *fakeDB) *Writer {
 // answers on.
 func markHot(w *Writer, r Row) <-chan error {
 	c := make(chan error, 1)
-	w.enqueue(Change{Row: r, Hot: true}, func(err error) { c <- err })
+	w.enqueue(Change{Row: r, Hot: true}, true, func(err error) { c <- err })
 	return c
 }
 
@@ -291,7 +292,7 @@ func TestHotMarksCommitAlone(t *testing.T) {
 	w.Add("r", "k", marked)
 	w.Claim("r", pipeline.Spot{X: 5, Z: 5, At: time.Unix(1, 0)})
 	c := make(chan error, 1)
-	w.MarkHot("r", "k", marked, func(err error) { c <- err })
+	w.MarkHot("r", "k", marked, true, func(err error) { c <- err })
 	if err := answer(t, "hot mark", c); err != nil {
 		t.Fatalf("hot mark = %v, want nil", err)
 	}
@@ -313,7 +314,7 @@ func TestHotMarksCommitAlone(t *testing.T) {
 	f.setFail(errDisk)
 	again := pipeline.Location{World: "w", X: 3}
 	w.Add("r", "k", other)
-	w.MarkHot("r", "k", again, func(err error) { c <- err })
+	w.MarkHot("r", "k", again, true, func(err error) { c <- err })
 	if err := answer(t, "failing hot mark", c); !errors.Is(err, errDisk) {
 		t.Fatalf("hot mark of a failing commit = %v, want the error", err)
 	}
@@ -370,5 +371,57 @@ func TestHotDelayGathers(t *testing.T) {
 	}
 	if d := time.Since(start); d >= 200*time.Millisecond {
 		t.Fatalf("Close took %v: it waited out the hot delay", d)
+	}
+}
+
+// TestLazyHotMarkRidesBatch: a hot mark that is not urgent waits for the
+// batch like any other write and is committed with it, in one commit; an
+// urgent mark queued later takes it along in its own commit.
+func TestLazyHotMarkRidesBatch(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeDB{}
+	w := New(Config{
+		Name: "test", QueueLimit: 100, BatchDelay: time.Hour, RetryMin: time.Hour, RetryMax: time.Hour,
+		Logger: slog.New(slog.DiscardHandler), Closed: errClosed, Refused: errRefused, Apply: f.apply,
+	})
+	w.Start()
+	t.Cleanup(func() { w.Close(nil) })
+
+	other := pipeline.Location{World: "w", X: 1}
+	lazy := pipeline.Location{World: "w", X: 2}
+	w.Add("r", "k", other)
+	c := make(chan error, 1)
+	w.MarkHot("r", "k", lazy, false, func(err error) { c <- err })
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case err := <-c:
+		t.Fatalf("a mark that is not urgent was committed before its batch (%v)", err)
+	default:
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := answer(t, "lazy mark", c); err != nil {
+		t.Fatalf("lazy mark = %v, want nil", err)
+	}
+	f.mu.Lock()
+	applied := slices.Clone(f.applied)
+	f.mu.Unlock()
+	if len(applied) != 1 || len(applied[0]) != 2 {
+		t.Fatalf("commits = %+v, want one holding the Add and the mark", applied)
+	}
+
+	lazy2 := pipeline.Location{World: "w", X: 3}
+	urgent := pipeline.Location{World: "w", X: 4}
+	c2 := make(chan error, 1)
+	w.MarkHot("r", "k", lazy2, false, func(err error) { c <- err })
+	w.MarkHot("r", "k", urgent, true, func(err error) { c2 <- err })
+	for what, ch := range map[string]<-chan error{"lazy mark": c, "urgent mark": c2} {
+		if err := answer(t, what, ch); err != nil {
+			t.Fatalf("%s = %v, want nil", what, err)
+		}
+	}
+	if got := f.last(); len(got) != 2 || !got[0].Hot || !got[1].Hot {
+		t.Fatalf("urgent commit = %+v, want both marks", got)
 	}
 }

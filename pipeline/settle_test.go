@@ -1,0 +1,91 @@
+package pipeline
+
+import (
+	"testing"
+	"time"
+)
+
+// TestHotMarkUrgency: a promotion into a sink holding less than half its
+// quota asks for its hot mark urgently; one into a sink above that lets
+// the mark ride the writer's next batch.
+func TestHotMarkUrgency(t *testing.T) {
+	e := newEnv(t, envConfig{opts: func(o *Options) {
+		o.General = SinkConfig{Capacity: 8}
+		o.Budget.PromotionsPerPulse = 1 // one mark per pulse: each sees the fill it was made at
+	}})
+	defer e.shutdown()
+	g := e.p.General()
+	e.fill(40, func() bool { return g.Len() == 8 })
+	urgent, lazy := e.pers.marks()
+	// Marks 1-4 find 0-3 entries (below half of 8), marks 5-8 find 4-7.
+	if urgent != 4 || lazy != 4 {
+		t.Fatalf("filling 8 places one at a time: %d urgent and %d lazy marks, want 4 and 4", urgent, lazy)
+	}
+
+	take := func(n int) {
+		for range n {
+			h, ok := g.Take()
+			if !ok {
+				t.Fatal("Take from a sink that should hold places failed")
+			}
+			h.Close()
+		}
+	}
+	take(1) // 7 of 8 left: the refill's mark may wait
+	e.fill(5, func() bool { return g.Len() == 8 })
+	if u, l := e.pers.marks(); u != urgent || l != lazy+1 {
+		t.Fatalf("refilling a sink at 7 of 8: urgent %d->%d, lazy %d->%d; want one more lazy mark", urgent, u, lazy, l)
+	}
+	take(6) // 2 of 8 left: the refill's mark is urgent
+	e.cycle()
+	if u, _ := e.pers.marks(); u != urgent+1 {
+		t.Fatalf("refilling a sink at 2 of 8: urgent %d->%d, want one more", urgent, u)
+	}
+}
+
+// TestSettleFreesPromotionSlot: a promotion waiting for its hot mark to be
+// committed does not hold its slot of Budget.MaxPromotions, so the
+// promotions behind it go on; the sink's need counts the waiting ones, so
+// no more are started than it lacks, and they all arrive once the marks
+// are committed.
+func TestSettleFreesPromotionSlot(t *testing.T) {
+	store := &memStore{}
+	e := newEnv(t, envConfig{store: store, opts: func(o *Options) {
+		o.General = SinkConfig{Capacity: 4}
+		o.Budget.MaxPromotions = 1
+	}})
+	defer e.shutdown()
+	g := e.p.General()
+	e.fill(10, func() bool { return e.p.cold.Len() >= 8 })
+
+	store.mu.Lock()
+	store.hold = make(chan struct{})
+	store.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for g.pending.Load() < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("with one promotion slot and marks not committed, %d promotions wait for their marks, want 4 (stats %+v)", g.pending.Load(), e.p.Stats())
+		}
+		if e.p.promoting.Load() == 0 {
+			if err := e.p.Pulse(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for range 5 {
+		if err := e.p.Pulse(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := g.pending.Load(); n != 4 || g.Len() != 0 {
+		t.Fatalf("before the commit: %d pending, %d in the sink; want 4 waiting, none served", n, g.Len())
+	}
+	close(store.hold)
+	if err := e.p.Settle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if g.Len() != 4 || g.pending.Load() != 0 || e.p.Stats().Demotions != 0 {
+		t.Fatalf("after the commit: fill %d, pending %d, demotions %d; want 4, 0, 0", g.Len(), g.pending.Load(), e.p.Stats().Demotions)
+	}
+}
