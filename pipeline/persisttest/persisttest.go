@@ -248,14 +248,22 @@ func markHot(t *testing.T, p pipeline.Persister, loc pipeline.Location, urgent b
 	}
 }
 
-func testHotCrash(t *testing.T, open Opener) {
-	dir := t.TempDir()
+// openCrasher opens a store in dir, or skips the test when the store
+// cannot simulate a crash.
+func openCrasher(t *testing.T, open Opener, dir string) (Store, Crasher) {
+	t.Helper()
 	s := open(t, dir)
 	c, ok := s.(Crasher)
 	if !ok {
 		s.Close(t)
 		t.Skip("the store cannot simulate a crash (it does not implement Crasher)")
 	}
+	return s, c
+}
+
+func testHotCrash(t *testing.T, open Opener) {
+	dir := t.TempDir()
+	s, c := openCrasher(t, open, dir)
 	p := s.Region(t, "r", "k")
 	if rec := p.Recovery(); rec.Unclean {
 		t.Fatalf("a new store reports an unclean previous run: %+v", rec)
@@ -291,12 +299,7 @@ func testHotCrash(t *testing.T, open Opener) {
 // row.
 func testHotDurable(t *testing.T, open Opener) {
 	dir := t.TempDir()
-	s := open(t, dir)
-	c, ok := s.(Crasher)
-	if !ok {
-		s.Close(t)
-		t.Skip("the store cannot simulate a crash (it does not implement Crasher)")
-	}
+	s, c := openCrasher(t, open, dir)
 	p := s.Region(t, "r", "k")
 	for i := range 3 {
 		p.Add(Loc(i))

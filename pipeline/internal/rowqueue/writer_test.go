@@ -67,8 +67,14 @@ func (f *fakeDB) last() []Change {
 // failure, waits an hour unless Flush asks for a try.
 func newWriter(t *testing.T, f *fakeDB) *Writer {
 	t.Helper()
+	return newDelayedWriter(t, f, -1, 0)
+}
+
+// newDelayedWriter is newWriter with the given batch and hot delays.
+func newDelayedWriter(t *testing.T, f *fakeDB, batch, hot time.Duration) *Writer {
+	t.Helper()
 	w := New(Config{
-		Name: "test", QueueLimit: 100, BatchDelay: -1, RetryMin: time.Hour, RetryMax: time.Hour,
+		Name: "test", QueueLimit: 100, BatchDelay: batch, HotDelay: hot, RetryMin: time.Hour, RetryMax: time.Hour,
 		Logger: slog.New(slog.DiscardHandler), Closed: errClosed, Refused: errRefused, Apply: f.apply,
 	})
 	w.Start()
@@ -279,12 +285,7 @@ func TestRetryBounds(t *testing.T) {
 func TestHotMarksCommitAlone(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeDB{}
-	w := New(Config{
-		Name: "test", QueueLimit: 100, BatchDelay: time.Hour, RetryMin: time.Hour, RetryMax: time.Hour,
-		Logger: slog.New(slog.DiscardHandler), Closed: errClosed, Refused: errRefused, Apply: f.apply,
-	})
-	w.Start()
-	t.Cleanup(func() { w.Close(nil) })
+	w := newDelayedWriter(t, f, time.Hour, 0)
 
 	other := pipeline.Location{World: "w", X: 1}
 	marked := pipeline.Location{World: "w", X: 2}
@@ -339,12 +340,7 @@ func TestHotMarksCommitAlone(t *testing.T) {
 // and commits them.
 func TestHotDelayGathers(t *testing.T) {
 	f := &fakeDB{}
-	w := New(Config{
-		Name: "test", QueueLimit: 100, BatchDelay: time.Hour, HotDelay: 200 * time.Millisecond, RetryMin: time.Hour, RetryMax: time.Hour,
-		Logger: slog.New(slog.DiscardHandler), Closed: errClosed, Refused: errRefused, Apply: f.apply,
-	})
-	w.Start()
-	t.Cleanup(func() { w.Close(nil) })
+	w := newDelayedWriter(t, f, time.Hour, 200*time.Millisecond)
 	a, b := Row{Region: "r", X: 1}, Row{Region: "r", X: 2}
 	ca := markHot(w, a)
 	time.Sleep(20 * time.Millisecond)
@@ -380,12 +376,7 @@ func TestHotDelayGathers(t *testing.T) {
 func TestLazyHotMarkRidesBatch(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeDB{}
-	w := New(Config{
-		Name: "test", QueueLimit: 100, BatchDelay: time.Hour, RetryMin: time.Hour, RetryMax: time.Hour,
-		Logger: slog.New(slog.DiscardHandler), Closed: errClosed, Refused: errRefused, Apply: f.apply,
-	})
-	w.Start()
-	t.Cleanup(func() { w.Close(nil) })
+	w := newDelayedWriter(t, f, time.Hour, 0)
 
 	other := pipeline.Location{World: "w", X: 1}
 	lazy := pipeline.Location{World: "w", X: 2}
