@@ -222,7 +222,7 @@ func TestSilentMoves(t *testing.T) {
 		t.Fatal("cold is empty")
 	}
 	h, ok := e.p.promoteOne(ctx, loc)
-	if !ok {
+	if !ok || !e.p.settle(ctx, loc, h, true) {
 		t.Fatal("promotion failed")
 	}
 	e.p.deliverSingle(login.Sink, h)
