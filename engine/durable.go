@@ -102,8 +102,8 @@ func (r *Region) recoverJournal(ctx context.Context, p pipeline.Persister) error
 	return nil
 }
 
-// saveMemory saves the region's memory file and trims the journal of the
-// marks it covers.
+// saveMemory saves the region's memory file, trims the journal of the
+// marks it covers and of the spots past the unique-placement window.
 func (r *Region) saveMemory() error {
 	r.saveMu.Lock()
 	defer r.saveMu.Unlock()
@@ -116,6 +116,8 @@ func (r *Region) saveMemory() error {
 	}
 	if r.journal != nil {
 		r.journal.Trim(pos)
+		// Spots older than the unique-placement window place nothing.
+		r.journal.TrimSpots(r.markSince(r.e.opts.Clock()))
 	}
 	return nil
 }

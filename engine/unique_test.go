@@ -3,7 +3,9 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/memory"
 )
 
@@ -137,4 +140,56 @@ func teleport2(t *testing.T, e *engine.Engine, region string, req engine.Request
 		t.Fatalf("Teleport: %v", err)
 	}
 	return loc
+}
+
+// TestSpotsTrimmedAtSave: the spots journaled for unique placement are
+// deleted once their window has passed, at the next save of the memory,
+// rather than only when the next run loads them: a server that runs for
+// weeks keeps a journal the size of its window, not of its history.
+func TestSpotsTrimmedAtSave(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		advance time.Duration // before the engine closes (and saves)
+		want    int
+	}{
+		{"within the window", 0, 3},
+		{"past the window", 2 * time.Hour, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := new(fakeClock)
+			cfg := testConfig(t)
+			if err := os.WriteFile(filepath.Join(cfg.DataDir, "ttl.yml"), []byte("causes:\n  uniquePlacement: 1h\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := smallRegion(384)
+			r.UniquePlacement.Radius = 16
+			cfg.Regions[region] = r
+			e := newEngineOpts(t, cfg, engine.Options{Clock: clock.Now})
+			stop := run(t, e)
+			waitFor(t, "a full general sink", func() bool { return fill(stats(t, e, region), "general") == 4 })
+			for i := range 3 {
+				teleport2(t, e, region, engine.Request{Player: fmt.Sprintf("p%d", i)})
+			}
+			waitFor(t, "three places marked", func() bool { return stats(t, e, region).Unique.Marked == 3 })
+			clock.Advance(tc.advance)
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Close(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			db, err := sql.Open(sqlitedb.DriverName, sqlitedb.URI(filepath.Join(cfg.DataDir, engine.DefaultDatabase), true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			var n int
+			if err := db.QueryRow(`SELECT count(*) FROM spots`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != tc.want {
+				t.Errorf("%d spots journaled after the close, want %d", n, tc.want)
+			}
+		})
+	}
 }

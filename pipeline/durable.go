@@ -65,6 +65,10 @@ type Journal interface {
 	// Claim queues a spot; a later claim of the same column moves its
 	// time forward.
 	Claim(s Spot)
+	// TrimSpots queues the deletion of this region's spots claimed
+	// before before: unique placement no longer needs them, and the
+	// journal would otherwise grow with every hand-out.
+	TrimSpots(before time.Time)
 	// Spots returns this region's spots claimed at or after since, once
 	// everything queued before the call is durable, and deletes the older
 	// ones.

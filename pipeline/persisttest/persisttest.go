@@ -373,6 +373,12 @@ func testJournal(t *testing.T, open Opener) {
 	j.Claim(pipeline.Spot{X: 5, Z: 6, At: at})
 	j.Claim(pipeline.Spot{X: 5, Z: 6, At: at.Add(time.Hour)})
 	j.Claim(pipeline.Spot{X: 1, Z: 1, At: at.Add(-time.Hour)})
+	j.Claim(pipeline.Spot{X: 7, Z: 7, At: at.Add(10 * time.Minute)})
+	j.Claim(pipeline.Spot{X: 8, Z: 8, At: at.Add(2 * time.Hour)})
+	other.Claim(pipeline.Spot{X: 7, Z: 7, At: at})
+	// (7, 7) in r is young enough for Spots(at) below, not for this trim;
+	// the trim is r's alone.
+	j.TrimSpots(at.Add(30 * time.Minute))
 	if c, ok := s.(Crasher); ok {
 		flush(t, s.Region(t, "r", "k"))
 		c.Crash(t)
@@ -394,8 +400,16 @@ func testJournal(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(spots) != 1 || spots[0].X != 5 || spots[0].Z != 6 || !spots[0].At.Equal(at.Add(time.Hour)) {
-		t.Fatalf("Spots(since) = %+v, want the one spot at its latest time", spots)
+	if len(spots) != 2 || spots[0].X != 5 || spots[0].Z != 6 || !spots[0].At.Equal(at.Add(time.Hour)) ||
+		spots[1].X != 8 || !spots[1].At.Equal(at.Add(2*time.Hour)) {
+		t.Fatalf("Spots(since) after TrimSpots = %+v, want (5, 6) at its latest time, then (8, 8)", spots)
+	}
+	spots, err = s.Region(t, "other", "k").(pipeline.Journal).Spots(context.Background(), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spots) != 1 || spots[0].X != 7 || !spots[0].At.Equal(at) {
+		t.Fatalf("Spots(since) of another region after TrimSpots = %+v, want its own spot kept", spots)
 	}
 	if j.Position() < seqs[4] {
 		t.Fatalf("Position() after reopening = %d, below the last mark %d", j.Position(), seqs[4])

@@ -380,6 +380,9 @@ func (d *DB) apply(b *rowqueue.Pending) (map[rowqueue.Row]bool, error) {
 	for region, seq := range b.Trims {
 		q.Queue(sqlTrim, region, d.node, int64(seq), time.Now().Add(-JournalRetention).UnixNano())
 	}
+	for region, before := range b.SpotTrims {
+		q.Queue(sqlTrimSpots, region, before)
+	}
 	for region := range regions {
 		// Delivered at commit: the other nodes read the feed then.
 		// The payload names the schema too: notifications are

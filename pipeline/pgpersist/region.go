@@ -184,6 +184,14 @@ func (r *Region) Claim(s pipeline.Spot) {
 	r.d.w.Claim(r.region, s)
 }
 
+// TrimSpots implements pipeline.Journal: the spots are the fleet's, and
+// any node's trim covers every node's older claims (the nodes of a
+// region share its unique-placement window). It never waits for the
+// database.
+func (r *Region) TrimSpots(before time.Time) {
+	r.d.w.TrimSpots(r.region, before)
+}
+
 // Marks implements pipeline.Journal: the region's marks not trimmed,
 // recorded by any node, in Seq order.
 func (r *Region) Marks(ctx context.Context) ([]pipeline.Mark, error) {

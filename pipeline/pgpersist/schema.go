@@ -106,6 +106,8 @@ const (
 	// sqlTrim keeps marks younger than JournalRetention whatever the
 	// node's snapshot covers: a node that starts later replays them.
 	sqlTrim = `DELETE FROM memory_journal WHERE region = $1 AND node = $2 AND seq <= $3 AND at < $4`
+	// sqlTrimSpots deletes through spots_feed, (region, at).
+	sqlTrimSpots = `DELETE FROM spots WHERE region = $1 AND at < $2`
 )
 
 // migrate brings the schema of the pool's search_path to SchemaVersion,

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -27,27 +26,38 @@ const (
 )
 
 // schemaVersion is the PRAGMA user_version this package writes: 2 added
-// the hot column and the meta, memory_journal and spots tables.
-const schemaVersion = 2
+// the hot column and the meta, memory_journal and spots tables; 3 keyed
+// the locations by an integer space and their column, in a table without
+// rowids, and made spots a log (see schema).
+const schemaVersion = 3
 
+// schema is the current schema. A row change is a lookup of one key in
+// one b-tree: the locations table is its own index, keyed by integers
+// (a space stands for a region, key and world), so a commit writes one
+// page per row changed and compares no strings on the way. Spots are a
+// log in claim order, of which a region's latest claim of a column wins
+// on reading: each claim appends to the end of the table and of its
+// index instead of rewriting a page anywhere in the region.
 var schema = []string{
-	`CREATE TABLE IF NOT EXISTS locations (
+	`CREATE TABLE IF NOT EXISTS spaces (
 		id     INTEGER PRIMARY KEY,
 		region TEXT NOT NULL,
 		key    TEXT NOT NULL,
 		world  TEXT NOT NULL,
-		x      INTEGER NOT NULL,
-		y      INTEGER NOT NULL,
-		z      INTEGER NOT NULL,
-		idx    INTEGER NOT NULL,
-		n      INTEGER NOT NULL CHECK (n > 0),
-		hot    INTEGER NOT NULL DEFAULT 0,
-		UNIQUE (region, key, world, x, y, z)
+		UNIQUE (region, key, world)
 	)`,
-}
-
-// schemaV2 is what version 2 added to version 1, beside the hot column.
-var schemaV2 = []string{
+	// seq is the order of insertion, in which Load returns the rows.
+	`CREATE TABLE IF NOT EXISTS locations (
+		space INTEGER NOT NULL,
+		x     INTEGER NOT NULL,
+		z     INTEGER NOT NULL,
+		y     INTEGER NOT NULL,
+		seq   INTEGER NOT NULL,
+		idx   INTEGER NOT NULL,
+		n     INTEGER NOT NULL CHECK (n > 0),
+		hot   INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (space, x, z, y)
+	) WITHOUT ROWID`,
 	`CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID`,
 	`CREATE TABLE IF NOT EXISTS memory_journal (
 		seq    INTEGER PRIMARY KEY,
@@ -59,12 +69,70 @@ var schemaV2 = []string{
 	)`,
 	`CREATE INDEX IF NOT EXISTS memory_journal_region ON memory_journal (region, seq)`,
 	`CREATE TABLE IF NOT EXISTS spots (
+		seq    INTEGER PRIMARY KEY,
 		region TEXT NOT NULL,
 		x      INTEGER NOT NULL,
 		z      INTEGER NOT NULL,
-		at     INTEGER NOT NULL,
-		PRIMARY KEY (region, x, z)
-	) WITHOUT ROWID`,
+		at     INTEGER NOT NULL
+	)`,
+	`CREATE INDEX IF NOT EXISTS spots_region ON spots (region, at)`,
+}
+
+// upgrades[v] turns a version v database into a version v+1 one.
+var upgrades = map[int][]string{
+	// A version 1 database knew no hot rows: its last run counts as clean.
+	1: {
+		`ALTER TABLE locations ADD COLUMN hot INTEGER NOT NULL DEFAULT 0`,
+		`CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID`,
+		`CREATE TABLE memory_journal (
+			seq    INTEGER PRIMARY KEY,
+			region TEXT NOT NULL,
+			idx    INTEGER NOT NULL,
+			cause  INTEGER NOT NULL,
+			source TEXT NOT NULL,
+			at     INTEGER NOT NULL
+		)`,
+		`CREATE INDEX memory_journal_region ON memory_journal (region, seq)`,
+		`CREATE TABLE spots (
+			region TEXT NOT NULL,
+			x      INTEGER NOT NULL,
+			z      INTEGER NOT NULL,
+			at     INTEGER NOT NULL,
+			PRIMARY KEY (region, x, z)
+		) WITHOUT ROWID`,
+	},
+	// Version 2 keyed locations by text with a rowid table and a unique
+	// index, and kept one row per spot, rewritten in place.
+	2: {
+		schema[0],
+		`INSERT INTO spaces (region, key, world) SELECT DISTINCT region, key, world FROM locations ORDER BY region, key, world`,
+		`CREATE TABLE locations_v3 (
+			space INTEGER NOT NULL,
+			x     INTEGER NOT NULL,
+			z     INTEGER NOT NULL,
+			y     INTEGER NOT NULL,
+			seq   INTEGER NOT NULL,
+			idx   INTEGER NOT NULL,
+			n     INTEGER NOT NULL CHECK (n > 0),
+			hot   INTEGER NOT NULL DEFAULT 0,
+			PRIMARY KEY (space, x, z, y)
+		) WITHOUT ROWID`,
+		`INSERT INTO locations_v3 (space, x, z, y, seq, idx, n, hot)
+			SELECT s.id, l.x, l.z, l.y, l.id, l.idx, l.n, l.hot FROM locations l JOIN spaces s USING (region, key, world)`,
+		`DROP TABLE locations`,
+		`ALTER TABLE locations_v3 RENAME TO locations`,
+		`CREATE TABLE spots_v3 (
+			seq    INTEGER PRIMARY KEY,
+			region TEXT NOT NULL,
+			x      INTEGER NOT NULL,
+			z      INTEGER NOT NULL,
+			at     INTEGER NOT NULL
+		)`,
+		`INSERT INTO spots_v3 (region, x, z, at) SELECT region, x, z, at FROM spots ORDER BY at, region, x, z`,
+		`DROP TABLE spots`,
+		`ALTER TABLE spots_v3 RENAME TO spots`,
+		`CREATE INDEX spots_region ON spots (region, at)`,
+	},
 }
 
 // The run states of the meta row "state".
@@ -74,23 +142,25 @@ const (
 )
 
 // The statements of a change (see change): ?1 is the number of copies
-// added or removed.
+// added or removed, ?2 the row's space.
 const (
-	sqlAdd = `INSERT INTO locations (region, key, world, x, y, z, idx, n) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?1)
-		ON CONFLICT (region, key, world, x, y, z) DO UPDATE SET n = n + excluded.n, idx = excluded.idx`
-	sqlDec      = `UPDATE locations SET n = n - ?1 WHERE region = ?2 AND key = ?3 AND world = ?4 AND x = ?5 AND y = ?6 AND z = ?7 AND n > ?1`
-	sqlDel      = `DELETE FROM locations WHERE region = ?2 AND key = ?3 AND world = ?4 AND x = ?5 AND y = ?6 AND z = ?7 AND n <= ?1`
-	sqlDropKeys = `DELETE FROM locations WHERE region = ? AND key <> ?`
-	sqlLoad     = `SELECT world, x, y, z, idx, n FROM locations WHERE region = ? AND key = ? ORDER BY id`
+	sqlAdd = `INSERT INTO locations (space, x, z, y, seq, idx, n) VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?1)
+		ON CONFLICT (space, x, z, y) DO UPDATE SET n = n + excluded.n, idx = excluded.idx`
+	sqlDec      = `UPDATE locations SET n = n - ?1 WHERE space = ?2 AND x = ?3 AND z = ?4 AND y = ?5 AND n > ?1`
+	sqlDel      = `DELETE FROM locations WHERE space = ?2 AND x = ?3 AND z = ?4 AND y = ?5 AND n <= ?1`
+	sqlDropKeys = `DELETE FROM locations WHERE space IN (SELECT id FROM spaces WHERE region = ? AND key <> ?)`
+	sqlLoad     = `SELECT s.world, l.x, l.y, l.z, l.idx, l.n FROM locations l JOIN spaces s ON s.id = l.space
+		WHERE s.region = ? AND s.key = ? ORDER BY l.seq`
 	// sqlHot marks the row of a column hot whatever its y (the landing y
 	// found at promotion may differ from the screen's).
-	sqlHot      = `UPDATE locations SET hot = 1 WHERE region = ?1 AND key = ?2 AND world = ?3 AND x = ?4 AND z = ?5`
+	sqlHot      = `UPDATE locations SET hot = 1 WHERE space = ?1 AND x = ?2 AND z = ?3`
+	sqlSpace    = `INSERT INTO spaces (region, key, world) VALUES (?1, ?2, ?3) ON CONFLICT (region, key, world) DO UPDATE SET world = excluded.world RETURNING id`
 	sqlMark     = `INSERT INTO memory_journal (seq, region, idx, cause, source, at) VALUES (?, ?, ?, ?, ?, ?)`
-	sqlSpot     = `INSERT INTO spots (region, x, z, at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (region, x, z) DO UPDATE SET at = max(at, excluded.at)`
+	sqlSpot     = `INSERT INTO spots (region, x, z, at) VALUES (?1, ?2, ?3, ?4)`
 	sqlTrim     = `DELETE FROM memory_journal WHERE region = ? AND seq <= ?`
 	sqlMarks    = `SELECT seq, idx, cause, source, at FROM memory_journal WHERE region = ? ORDER BY seq`
 	sqlOldSpots = `DELETE FROM spots WHERE region = ? AND at < ?`
-	sqlSpots    = `SELECT x, z, at FROM spots WHERE region = ? ORDER BY at, x, z`
+	sqlSpots    = `SELECT x, z, max(at) AS last FROM spots WHERE region = ? GROUP BY x, z ORDER BY last, x, z`
 	sqlState    = `INSERT INTO meta (k, v) VALUES ('state', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`
 )
 
@@ -192,14 +262,28 @@ type DB struct {
 	log     *slog.Logger
 	w       *rowqueue.Writer
 
-	add, dec, del, hot, mark, spot, trim *sql.Stmt
+	add, dec, del, hot, space, mark, spot, trim *sql.Stmt
 
 	// Set by Open, read-only afterwards: what the previous run left.
 	unclean   bool
 	discarded map[string][]pipeline.Location // by region: hot rows deleted at Open
 
-	order   []*rowqueue.Change // apply's, on the writer goroutine
-	markSeq atomic.Uint64      // Seq of the last journal mark queued
+	// On the writer goroutine (or Open, before it starts): the ids of
+	// the spaces known to be committed, those a transaction created (in
+	// spaces once it commits), and the seq of the last row inserted.
+	spaces    map[spaceKey]int64
+	newSpaces map[spaceKey]int64
+	seq       int64
+	order     []*rowqueue.Change // apply's
+
+	markSeq atomic.Uint64 // Seq of the last journal mark queued
+}
+
+// spaceKey is what a row of the spaces table stands for.
+type spaceKey struct {
+	region string
+	key    pipeline.Key
+	world  string
 }
 
 // Open opens (creating it and its directory if needed) the locations
@@ -228,7 +312,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	d := &DB{path: path, opts: opts, log: opts.Logger}
+	d := &DB{path: path, opts: opts, log: opts.Logger, spaces: map[spaceKey]int64{}, newSpaces: map[spaceKey]int64{}}
 	d.w = rowqueue.New(rowqueue.Config{
 		Name:       "sqlitepersist",
 		QueueLimit: opts.QueueLimit,
@@ -263,7 +347,7 @@ func (d *DB) open(ctx context.Context) error {
 	for _, s := range []struct {
 		dst **sql.Stmt
 		q   string
-	}{{&d.add, sqlAdd}, {&d.dec, sqlDec}, {&d.del, sqlDel}, {&d.hot, sqlHot}, {&d.mark, sqlMark}, {&d.spot, sqlSpot}, {&d.trim, sqlTrim}} {
+	}{{&d.add, sqlAdd}, {&d.dec, sqlDec}, {&d.del, sqlDel}, {&d.hot, sqlHot}, {&d.space, sqlSpace}, {&d.mark, sqlMark}, {&d.spot, sqlSpot}, {&d.trim, sqlTrim}} {
 		st, err := db.PrepareContext(ctx, s.q)
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)
@@ -273,33 +357,47 @@ func (d *DB) open(ctx context.Context) error {
 	return d.recover(ctx)
 }
 
-// initSchema creates the tables in a new database, upgrades a version 1
-// database, or checks the version of an existing one.
+// initSchema creates the tables in a new database, upgrades one of an
+// earlier version (in one transaction: an upgrade that fails leaves the
+// database as it was), or checks the version of an existing one.
 func (d *DB) initSchema(ctx context.Context) error {
 	var have int
 	if err := d.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&have); err != nil {
 		return err
 	}
-	if have == 1 {
-		tx, err := d.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		// A version 1 database knew no hot rows: its last run counts as
-		// clean.
-		steps := append([]string{`ALTER TABLE locations ADD COLUMN hot INTEGER NOT NULL DEFAULT 0`}, schemaV2...)
-		steps = append(steps, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion))
-		for _, q := range steps {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("upgrade schema 1 to %d: %w", schemaVersion, err)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("upgrade schema 1 to %d: %w", schemaVersion, err)
+	if have > 0 && have < schemaVersion {
+		if err := d.upgrade(ctx, have); err != nil {
+			return fmt.Errorf("upgrade schema %d to %d: %w", have, schemaVersion, err)
 		}
 	}
-	return sqlitedb.InitSchema(ctx, d.db, "locations", schemaVersion, append(slices.Clone(schema), schemaV2...))
+	return sqlitedb.InitSchema(ctx, d.db, "locations", schemaVersion, schema)
+}
+
+// upgrade runs the upgrades from version have to schemaVersion.
+func (d *DB) upgrade(ctx context.Context, have int) error {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var tables int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'locations'`).Scan(&tables); err != nil {
+		return err
+	}
+	if tables == 0 {
+		return fmt.Errorf("schema version %d without a locations table: not a locations database", have)
+	}
+	for v := have; v < schemaVersion; v++ {
+		for _, q := range upgrades[v] {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // recover reads the state the previous run left: if it did not close
@@ -320,7 +418,8 @@ func (d *DB) recover(ctx context.Context) error {
 	if state == stateRunning {
 		d.unclean = true
 		d.discarded = map[string][]pipeline.Location{}
-		rows, err := tx.QueryContext(ctx, `SELECT region, world, x, y, z, idx, n FROM locations WHERE hot <> 0 ORDER BY id`)
+		rows, err := tx.QueryContext(ctx, `SELECT s.region, s.world, l.x, l.y, l.z, l.idx, l.n
+			FROM locations l JOIN spaces s ON s.id = l.space WHERE l.hot <> 0 ORDER BY l.seq`)
 		if err != nil {
 			return fmt.Errorf("read hot rows: %w", err)
 		}
@@ -346,11 +445,15 @@ func (d *DB) recover(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, sqlState, stateRunning); err != nil {
 		return fmt.Errorf("write run state: %w", err)
 	}
-	var last sql.NullInt64
+	var last, seq sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM memory_journal`).Scan(&last); err != nil {
 		return fmt.Errorf("read journal position: %w", err)
 	}
 	d.markSeq.Store(uint64(last.Int64))
+	if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM locations`).Scan(&seq); err != nil {
+		return fmt.Errorf("read insertion position: %w", err)
+	}
+	d.seq = seq.Int64
 	if err := tx.Commit(); err != nil {
 		return err
 	}
@@ -403,7 +506,37 @@ func (d *DB) markClean() error {
 // apply commits the changes of b in one transaction (rowqueue.Config.Apply).
 // SQLite refuses no hot mark: a mark on a row that is gone does nothing.
 func (d *DB) apply(b *rowqueue.Pending) (map[rowqueue.Row]bool, error) {
-	return nil, d.applyTx(b)
+	seq := d.seq
+	err := d.applyTx(b)
+	if err != nil {
+		// Nothing of the transaction stays: its spaces and seqs are free.
+		d.seq = seq
+		clear(d.newSpaces)
+		return nil, err
+	}
+	for k, id := range d.newSpaces {
+		d.spaces[k] = id
+	}
+	clear(d.newSpaces)
+	return nil, nil
+}
+
+// spaceOf returns the id of w's space, creating its row in tx if there is
+// none.
+func (d *DB) spaceOf(ctx context.Context, st *sql.Stmt, w rowqueue.Row) (int64, error) {
+	k := spaceKey{w.Region, w.Key, w.World}
+	if id, ok := d.spaces[k]; ok {
+		return id, nil
+	}
+	if id, ok := d.newSpaces[k]; ok {
+		return id, nil
+	}
+	var id int64
+	if err := st.QueryRowContext(ctx, w.Region, string(w.Key), w.World).Scan(&id); err != nil {
+		return 0, fmt.Errorf("space: %w", err)
+	}
+	d.newSpaces[k] = id
+	return id, nil
 }
 
 // applyTx is apply's transaction: the row changes in order, then the
@@ -422,6 +555,7 @@ func (d *DB) applyTx(b *rowqueue.Pending) error {
 	}
 	defer tx.Rollback()
 	add, dec, del, hot := tx.StmtContext(ctx, d.add), tx.StmtContext(ctx, d.dec), tx.StmtContext(ctx, d.del), tx.StmtContext(ctx, d.hot)
+	space := tx.StmtContext(ctx, d.space)
 	d.order = b.Order(d.order)
 	defer clear(d.order)
 	for _, c := range d.order {
@@ -429,27 +563,32 @@ func (d *DB) applyTx(b *rowqueue.Pending) error {
 			return err
 		}
 		w := c.Row
+		sp, err := d.spaceOf(ctx, space, w)
+		if err != nil {
+			return err
+		}
 		if c.Removes > 0 {
 			// The row goes if it has at most r copies; otherwise r fewer.
-			r, err := del.ExecContext(ctx, c.Removes, w.Region, string(w.Key), w.World, w.X, w.Y, w.Z)
+			r, err := del.ExecContext(ctx, c.Removes, sp, w.X, w.Z, w.Y)
 			if err != nil {
 				return fmt.Errorf("remove: %w", err)
 			}
 			if n, err := r.RowsAffected(); err != nil {
 				return fmt.Errorf("remove: %w", err)
 			} else if n == 0 {
-				if _, err := dec.ExecContext(ctx, c.Removes, w.Region, string(w.Key), w.World, w.X, w.Y, w.Z); err != nil {
+				if _, err := dec.ExecContext(ctx, c.Removes, sp, w.X, w.Z, w.Y); err != nil {
 					return fmt.Errorf("remove: %w", err)
 				}
 			}
 		}
 		if c.Adds > 0 {
-			if _, err := add.ExecContext(ctx, c.Adds, w.Region, string(w.Key), w.World, w.X, w.Y, w.Z, c.Idx); err != nil {
+			d.seq++
+			if _, err := add.ExecContext(ctx, c.Adds, sp, w.X, w.Z, w.Y, d.seq, c.Idx); err != nil {
 				return fmt.Errorf("add: %w", err)
 			}
 		}
 		if c.Hot {
-			if _, err := hot.ExecContext(ctx, w.Region, string(w.Key), w.World, w.X, w.Z); err != nil {
+			if _, err := hot.ExecContext(ctx, sp, w.X, w.Z); err != nil {
 				return fmt.Errorf("mark hot: %w", err)
 			}
 		}
@@ -461,7 +600,7 @@ func (d *DB) applyTx(b *rowqueue.Pending) error {
 }
 
 // applyJournal writes the journal work of b in tx: marks, spots, then
-// trims (a trim may cover marks of the same batch).
+// trims (a trim may cover marks or spots of the same batch).
 func (d *DB) applyJournal(ctx context.Context, tx *sql.Tx, turn *pipeline.Turn, b *rowqueue.Pending) error {
 	if len(b.Marks) > 0 {
 		st := tx.StmtContext(ctx, d.mark)
@@ -491,6 +630,15 @@ func (d *DB) applyJournal(ctx context.Context, tx *sql.Tx, turn *pipeline.Turn, 
 			if _, err := st.ExecContext(ctx, region, int64(seq)); err != nil {
 				return fmt.Errorf("trim journal: %w", err)
 			}
+		}
+	}
+	for region, before := range b.SpotTrims {
+		if err := turn.Yield(ctx); err != nil {
+			return err
+		}
+		// The oldest spots of the region: the left edge of its index.
+		if _, err := tx.ExecContext(ctx, sqlOldSpots, region, before); err != nil {
+			return fmt.Errorf("trim spots: %w", err)
 		}
 	}
 	return nil
@@ -525,7 +673,7 @@ func (d *DB) Close() error {
 			werr = fmt.Errorf("sqlitepersist: close: recording a clean shutdown: %w", err)
 		}
 	}
-	for _, s := range []*sql.Stmt{d.add, d.dec, d.del, d.hot, d.mark, d.spot, d.trim} {
+	for _, s := range []*sql.Stmt{d.add, d.dec, d.del, d.hot, d.space, d.mark, d.spot, d.trim} {
 		s.Close()
 	}
 	return errors.Join(werr, d.db.Close())

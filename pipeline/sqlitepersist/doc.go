@@ -5,15 +5,20 @@
 //
 // One DB holds the rows of every region; DB.Region binds a region name and
 // a pipeline.Key and returns the pipeline.Persister of that region. The
-// table:
+// tables:
 //
-//	locations(id INTEGER PRIMARY KEY, region, key, world, x, y, z, idx, n)
-//	UNIQUE (region, key, world, x, y, z)
+//	spaces(id INTEGER PRIMARY KEY, region, key, world)  UNIQUE (region, key, world)
+//	locations(space, x, z, y, seq, idx, n, hot)  PRIMARY KEY (space, x, z, y) WITHOUT ROWID
 //
 // n counts the copies of a location in the pipeline (two draws of one
 // chunk give two), so each Remove undoes exactly one Add and a live copy
 // never loses its row to another's removal. Rows come back in insertion
-// order (id).
+// order (seq, which the writer numbers). A space stands for a region, a
+// key and a world, so that a row's key is four integers: the writes of a
+// hand-out (a hot mark, a removal) each find their row in one b-tree
+// without comparing strings, and a commit writes one page per row it
+// changes, where a table with a rowid and a separate unique index wrote
+// two. BenchmarkLifecycle and BenchmarkServeMix measure it.
 //
 // # Hot rows, runs and the journal
 //
@@ -32,8 +37,12 @@
 // Region also implements pipeline.Journal through the same writer and
 // transactions: memory_journal(seq, region, idx, cause, source, at) holds
 // the rejections recorded since the memory file was saved (Trim deletes
-// those a save covers) and spots(region, x, z, at) the columns handed out.
-// Schema version 2 added these; Open upgrades a version 1 database.
+// those a save covers) and spots(seq, region, x, z, at) the columns handed
+// out: a log, appended to at each claim, of which reading keeps a
+// column's latest time, indexed by (region, at) so that TrimSpots deletes
+// from its old end. Schema version 2 added the journal and version 3 the
+// spaces and the log; Open upgrades a database of either earlier version
+// in one transaction, which changes nothing if it fails.
 //
 // # Writes
 //

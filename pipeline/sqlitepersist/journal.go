@@ -44,6 +44,9 @@ func (r *Region) Trim(seq uint64) { r.d.w.Trim(r.region, seq) }
 // Claim implements pipeline.Journal: it never waits for the database.
 func (r *Region) Claim(s pipeline.Spot) { r.d.w.Claim(r.region, s) }
 
+// TrimSpots implements pipeline.Journal: it never waits for the database.
+func (r *Region) TrimSpots(before time.Time) { r.d.w.TrimSpots(r.region, before) }
+
 // Marks implements pipeline.Journal.
 func (r *Region) Marks(ctx context.Context) ([]pipeline.Mark, error) {
 	if err := r.d.Flush(ctx); err != nil {

@@ -93,7 +93,7 @@ type hotDone struct {
 // limit), and the journal work queued with them. A change that cancels
 // out entirely leaves the set: rows counts work, not rows once touched.
 // The writer owns every Pending; a back end's Config.Apply reads the one
-// it is given (Order, Marks, Spots, Trims) and must not keep it. A
+// it is given (Order, Marks, Spots, Trims, SpotTrims) and must not keep it. A
 // Pending is not safe for concurrent use.
 type Pending struct {
 	at     map[Row]int // index in ch of each live change
@@ -108,12 +108,15 @@ type Pending struct {
 	Spots map[SpotKey]int64
 	// Trims are by region: delete the marks up to this Seq.
 	Trims map[string]uint64
+	// SpotTrims are by region: delete the spots claimed before this time,
+	// in Unix nanoseconds (after the Spots: it may cover some of them).
+	SpotTrims map[string]int64
 
 	done []hotDone // MarkHot callbacks of the changes held
 }
 
 func newPending() *Pending {
-	return &Pending{at: make(map[Row]int), Spots: make(map[SpotKey]int64), Trims: make(map[string]uint64)}
+	return &Pending{at: make(map[Row]int), Spots: make(map[SpotKey]int64), Trims: make(map[string]uint64), SpotTrims: make(map[string]int64)}
 }
 
 // rows returns the number of live changes.
@@ -208,6 +211,14 @@ func (p *Pending) putTrim(region string, seq uint64) (cancelled int) {
 	return cancelled
 }
 
+// putSpotTrim records a trim of spots, keeping the latest time of a
+// region.
+func (p *Pending) putSpotTrim(region string, before int64) (cancelled int) {
+	cancelled = putMax(p.SpotTrims, region, before)
+	p.writes += 1 - cancelled
+	return cancelled
+}
+
 // putMax sets m[k] to v, or keeps the greater of v and the value m holds
 // already, in which case the write coalesced and it returns 1.
 func putMax[K comparable, V cmp.Ordered](m map[K]V, k K, v V) (cancelled int) {
@@ -235,6 +246,9 @@ func (p *Pending) merge(q *Pending) (cancelled int) {
 	}
 	for r, seq := range q.Trims {
 		cancelled += p.putTrim(r, seq)
+	}
+	for r, before := range q.SpotTrims {
+		cancelled += p.putSpotTrim(r, before)
 	}
 	p.done = append(p.done, q.done...)
 	return cancelled
@@ -289,6 +303,7 @@ func (p *Pending) reset() {
 	p.Marks = p.Marks[:0]
 	clear(p.Spots)
 	clear(p.Trims)
+	clear(p.SpotTrims)
 	clear(p.done)
 	p.done = p.done[:0]
 }

@@ -300,11 +300,15 @@ func TestJournalWork(t *testing.T) {
 	k := SpotKey{Region: "r", X: 1, Z: 2}
 	c := p.putSpot(k, 10) + p.putSpot(k, 5) + p.putTrim("r", 7)
 	c += q.putSpot(k, 20) + q.putTrim("r", 3) + q.putTrim("s", 1)
+	c += p.putSpotTrim("r", 50) + q.putSpotTrim("r", 60) + q.putSpotTrim("s", 5)
 	q.putMark(MarkRow{Region: "r", Mark: p.Marks[1].Mark})
 	q.Marks[0].Mark.Seq = 4
 	c += p.merge(q)
-	if c != 3 {
-		t.Errorf("%d journal writes coalesced, want 3 (one spot in p, one spot and one trim in the merge)", c)
+	if c != 4 {
+		t.Errorf("%d journal writes coalesced, want 4 (one spot in p, one spot, one trim and one spot trim in the merge)", c)
+	}
+	if p.SpotTrims["r"] != 60 || p.SpotTrims["s"] != 5 {
+		t.Errorf("spot trims %v: want the latest of each region", p.SpotTrims)
 	}
 	if p.Spots[k] != 20 || p.Trims["r"] != 7 || p.Trims["s"] != 1 {
 		t.Errorf("spots %v, trims %v: want the latest spot and the highest trims", p.Spots, p.Trims)
@@ -312,13 +316,13 @@ func TestJournalWork(t *testing.T) {
 	if len(p.Marks) != 3 || p.Marks[2].Mark.Seq != 4 {
 		t.Errorf("marks after merge: %v, want q's appended", p.Marks)
 	}
-	// Three marks, one spot, two trims.
-	if p.writes != 6 {
-		t.Errorf("%d writes held, want 6", p.writes)
+	// Three marks, one spot, two trims, two spot trims.
+	if p.writes != 8 {
+		t.Errorf("%d writes held, want 8", p.writes)
 	}
 	p.reset()
-	if p.writes != 0 || len(p.Marks) != 0 || len(p.Spots) != 0 || len(p.Trims) != 0 {
-		t.Errorf("reset left %d writes: %v %v %v", p.writes, p.Marks, p.Spots, p.Trims)
+	if p.writes != 0 || len(p.Marks) != 0 || len(p.Spots) != 0 || len(p.Trims) != 0 || len(p.SpotTrims) != 0 {
+		t.Errorf("reset left %d writes: %v %v %v %v", p.writes, p.Marks, p.Spots, p.Trims, p.SpotTrims)
 	}
 }
 

@@ -237,6 +237,11 @@ func (w *Writer) Trim(region string, seq uint64) {
 	w.enqueueJournal(func(p *Pending) int { return p.putTrim(region, seq) })
 }
 
+// TrimSpots queues the deletion of region's spots claimed before before.
+func (w *Writer) TrimSpots(region string, before time.Time) {
+	w.enqueueJournal(func(p *Pending) int { return p.putSpotTrim(region, before.UnixNano()) })
+}
+
 // Claim queues spot s of region; the claims of one column keep the
 // latest time.
 func (w *Writer) Claim(region string, s pipeline.Spot) {

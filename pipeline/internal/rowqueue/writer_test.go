@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -204,6 +205,7 @@ func TestJournalQueue(t *testing.T) {
 	var got []MarkRow
 	var spots map[SpotKey]int64
 	var trims map[string]uint64
+	var spotTrims map[string]int64
 	var mu sync.Mutex
 	w := New(Config{
 		Name: "test", QueueLimit: 3, BatchDelay: time.Hour, RetryMin: time.Hour, RetryMax: time.Hour,
@@ -219,6 +221,7 @@ func TestJournalQueue(t *testing.T) {
 			for k, v := range b.Trims {
 				trims[k] = v
 			}
+			spotTrims = maps.Clone(b.SpotTrims)
 			return nil, nil
 		},
 	})
@@ -236,6 +239,8 @@ func TestJournalQueue(t *testing.T) {
 	at := time.Unix(0, 42)
 	w.Claim("r", pipeline.Spot{X: 3, Z: 4, At: at})
 	w.Claim("r", pipeline.Spot{X: 3, Z: 4, At: at.Add(-time.Second)})
+	w.TrimSpots("r", time.Unix(0, 7))
+	w.TrimSpots("r", time.Unix(0, 9))
 	if err := w.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -247,9 +252,13 @@ func TestJournalQueue(t *testing.T) {
 	if trims["r"] != 102 || spots[SpotKey{Region: "r", X: 3, Z: 4}] != 42 {
 		t.Fatalf("trims %v, spots %v: want the highest trim and the latest spot", trims, spots)
 	}
-	// 5 marks (2 dropped), 2 trims and 2 spots (one of each coalesced).
-	if st := w.Stats(); st.Written != 5 || st.Dropped != 2 || st.Coalesced != 2 {
-		t.Fatalf("Stats() = %+v, want 5 written, 2 dropped, 2 coalesced", st)
+	if spotTrims["r"] != 9 {
+		t.Fatalf("spot trims %v: want the latest", spotTrims)
+	}
+	// 5 marks (2 dropped), 2 trims, 2 spots and 2 spot trims (one of
+	// each coalesced).
+	if st := w.Stats(); st.Written != 6 || st.Dropped != 2 || st.Coalesced != 3 {
+		t.Fatalf("Stats() = %+v, want 6 written, 2 dropped, 3 coalesced", st)
 	}
 }
 
