@@ -54,7 +54,9 @@ func (e *openError) Unwrap() []error { return []error{e.kind, e.cause} }
 
 // Open opens (creating it and its directory when missing) the database at
 // path with one connection in WAL mode, and checks the mode took effect.
-// busy is the busy timeout (at least 1 ms). The caller owns the *sql.DB.
+// busy is the busy timeout (at least 1 ms); setup are further statements
+// (PRAGMAs) each new connection runs after those. The caller owns the
+// *sql.DB.
 //
 // Before SQLite sees the path, Open checks what SQLite would otherwise
 // report only as "unable to open database file": that the data directory
@@ -64,12 +66,12 @@ func (e *openError) Unwrap() []error { return []error{e.kind, e.cause} }
 // directory or file and why, and have ErrReadOnly, ErrNoDirectory or
 // ErrDiskFull in their chain. An error SQLite reports on opening is
 // classified the same way.
-func Open(ctx context.Context, path string, busy time.Duration) (*sql.DB, error) {
+func Open(ctx context.Context, path string, busy time.Duration, setup ...string) (*sql.DB, error) {
 	if err := Check(path); err != nil {
 		return nil, err
 	}
 	db := sql.OpenDB(NewConnector(URI(path, false),
-		BusyTimeout(busy), `PRAGMA journal_mode = WAL`, `PRAGMA synchronous = NORMAL`))
+		append([]string{BusyTimeout(busy), `PRAGMA journal_mode = WAL`, `PRAGMA synchronous = NORMAL`}, setup...)...))
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
