@@ -47,17 +47,7 @@ var schema = []string{
 		UNIQUE (region, key, world)
 	)`,
 	// seq is the order of insertion, in which Load returns the rows.
-	`CREATE TABLE IF NOT EXISTS locations (
-		space INTEGER NOT NULL,
-		x     INTEGER NOT NULL,
-		z     INTEGER NOT NULL,
-		y     INTEGER NOT NULL,
-		seq   INTEGER NOT NULL,
-		idx   INTEGER NOT NULL,
-		n     INTEGER NOT NULL CHECK (n > 0),
-		hot   INTEGER NOT NULL DEFAULT 0,
-		PRIMARY KEY (space, x, z, y)
-	) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS locations ` + locationsColumns,
 	`CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID`,
 	`CREATE TABLE IF NOT EXISTS memory_journal (
 		seq    INTEGER PRIMARY KEY,
@@ -68,15 +58,32 @@ var schema = []string{
 		at     INTEGER NOT NULL
 	)`,
 	`CREATE INDEX IF NOT EXISTS memory_journal_region ON memory_journal (region, seq)`,
-	`CREATE TABLE IF NOT EXISTS spots (
+	`CREATE TABLE IF NOT EXISTS spots ` + spotsColumns,
+	`CREATE INDEX IF NOT EXISTS spots_region ON spots (region, at)`,
+}
+
+// The columns of the version 3 tables that version 2 had in another
+// form, shared by schema and the upgrade from version 2.
+const (
+	locationsColumns = `(
+		space INTEGER NOT NULL,
+		x     INTEGER NOT NULL,
+		z     INTEGER NOT NULL,
+		y     INTEGER NOT NULL,
+		seq   INTEGER NOT NULL,
+		idx   INTEGER NOT NULL,
+		n     INTEGER NOT NULL CHECK (n > 0),
+		hot   INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (space, x, z, y)
+	) WITHOUT ROWID`
+	spotsColumns = `(
 		seq    INTEGER PRIMARY KEY,
 		region TEXT NOT NULL,
 		x      INTEGER NOT NULL,
 		z      INTEGER NOT NULL,
 		at     INTEGER NOT NULL
-	)`,
-	`CREATE INDEX IF NOT EXISTS spots_region ON spots (region, at)`,
-}
+	)`
+)
 
 // upgrades[v] turns a version v database into a version v+1 one.
 var upgrades = map[int][]string{
@@ -106,28 +113,12 @@ var upgrades = map[int][]string{
 	2: {
 		schema[0],
 		`INSERT INTO spaces (region, key, world) SELECT DISTINCT region, key, world FROM locations ORDER BY region, key, world`,
-		`CREATE TABLE locations_v3 (
-			space INTEGER NOT NULL,
-			x     INTEGER NOT NULL,
-			z     INTEGER NOT NULL,
-			y     INTEGER NOT NULL,
-			seq   INTEGER NOT NULL,
-			idx   INTEGER NOT NULL,
-			n     INTEGER NOT NULL CHECK (n > 0),
-			hot   INTEGER NOT NULL DEFAULT 0,
-			PRIMARY KEY (space, x, z, y)
-		) WITHOUT ROWID`,
+		`CREATE TABLE locations_v3 ` + locationsColumns,
 		`INSERT INTO locations_v3 (space, x, z, y, seq, idx, n, hot)
 			SELECT s.id, l.x, l.z, l.y, l.id, l.idx, l.n, l.hot FROM locations l JOIN spaces s USING (region, key, world)`,
 		`DROP TABLE locations`,
 		`ALTER TABLE locations_v3 RENAME TO locations`,
-		`CREATE TABLE spots_v3 (
-			seq    INTEGER PRIMARY KEY,
-			region TEXT NOT NULL,
-			x      INTEGER NOT NULL,
-			z      INTEGER NOT NULL,
-			at     INTEGER NOT NULL
-		)`,
+		`CREATE TABLE spots_v3 ` + spotsColumns,
 		`INSERT INTO spots_v3 (region, x, z, at) SELECT region, x, z, at FROM spots ORDER BY at, region, x, z`,
 		`DROP TABLE spots`,
 		`ALTER TABLE spots_v3 RENAME TO spots`,
