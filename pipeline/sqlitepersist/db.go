@@ -49,22 +49,25 @@ var schema = []string{
 	// seq is the order of insertion, in which Load returns the rows.
 	`CREATE TABLE IF NOT EXISTS locations ` + locationsColumns,
 	`CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID`,
-	`CREATE TABLE IF NOT EXISTS memory_journal (
+	`CREATE TABLE IF NOT EXISTS memory_journal ` + journalColumns,
+	`CREATE INDEX IF NOT EXISTS memory_journal_region ON memory_journal (region, seq)`,
+	`CREATE TABLE IF NOT EXISTS spots ` + spotsColumns,
+	`CREATE INDEX IF NOT EXISTS spots_region ON spots (region, at)`,
+}
+
+// Column lists shared by schema and the upgrades: the journal's, which
+// version 2 introduced, and those of the version 3 tables that version 2
+// had in another form.
+const (
+	journalColumns = `(
 		seq    INTEGER PRIMARY KEY,
 		region TEXT NOT NULL,
 		idx    INTEGER NOT NULL,
 		cause  INTEGER NOT NULL,
 		source TEXT NOT NULL,
 		at     INTEGER NOT NULL
-	)`,
-	`CREATE INDEX IF NOT EXISTS memory_journal_region ON memory_journal (region, seq)`,
-	`CREATE TABLE IF NOT EXISTS spots ` + spotsColumns,
-	`CREATE INDEX IF NOT EXISTS spots_region ON spots (region, at)`,
-}
+	)`
 
-// The columns of the version 3 tables that version 2 had in another
-// form, shared by schema and the upgrade from version 2.
-const (
 	locationsColumns = `(
 		space INTEGER NOT NULL,
 		x     INTEGER NOT NULL,
@@ -91,14 +94,7 @@ var upgrades = map[int][]string{
 	1: {
 		`ALTER TABLE locations ADD COLUMN hot INTEGER NOT NULL DEFAULT 0`,
 		`CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID`,
-		`CREATE TABLE memory_journal (
-			seq    INTEGER PRIMARY KEY,
-			region TEXT NOT NULL,
-			idx    INTEGER NOT NULL,
-			cause  INTEGER NOT NULL,
-			source TEXT NOT NULL,
-			at     INTEGER NOT NULL
-		)`,
+		`CREATE TABLE memory_journal ` + journalColumns,
 		`CREATE INDEX memory_journal_region ON memory_journal (region, seq)`,
 		`CREATE TABLE spots (
 			region TEXT NOT NULL,
