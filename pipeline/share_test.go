@@ -72,3 +72,39 @@ func TestShareDraws(t *testing.T) {
 		t.Errorf("mean rank of the fleet's draws %.3f, want about 0.5 (uniform)", m)
 	}
 }
+
+// TestShareChecksAtScreening: a candidate drawn before the node's share
+// changed is not screened once it lies outside the new share (the node
+// it now belongs to screens it), and its hold on the index is released;
+// one inside the share is screened.
+func TestShareChecksAtScreening(t *testing.T) {
+	e, rec := drawEnv(t, 60, geom.Flat{}, nil)
+	defer e.shutdown()
+	var in, out int64 = -1, -1
+	for i := int64(0); in < 0 || out < 0; i++ {
+		switch {
+		case inShareOf(i, 0, 2) && in < 0:
+			in = i
+		case !inShareOf(i, 0, 2) && out < 0:
+			out = i
+		}
+	}
+	chunkOf := e.shape.Chunk
+	for _, i := range []int64{in, out} {
+		if !e.p.held.acquire(i) {
+			t.Fatalf("index %d already held", i)
+		}
+	}
+	e.p.SetShare(0, 2)
+	e.p.runScreening(t.Context(), Candidate{Index: out, Chunk: chunkOf(out)})
+	if got := rec.screened(); len(got) != 0 {
+		t.Fatalf("screened %v, a chunk outside the node's share", got)
+	}
+	if e.p.held.has(out) {
+		t.Error("the candidate outside the share still holds its index")
+	}
+	e.p.runScreening(t.Context(), Candidate{Index: in, Chunk: chunkOf(in)})
+	if got := rec.screened(); len(got) != 1 || got[0] != chunkOf(in) {
+		t.Fatalf("screened %v, want the chunk inside the share", got)
+	}
+}

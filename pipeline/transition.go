@@ -42,6 +42,13 @@ type verdict struct {
 // runScreening runs the screening transition (backlog -> cold) on a
 // candidate already taken out of the backlog with PollSilent.
 func (p *Pipeline) runScreening(ctx context.Context, c Candidate) {
+	if rank, size := p.shareOf(); !inShareOf(c.Index, rank, size) {
+		// Drawn before the fleet's shares changed: the chunk is another
+		// node's to screen now, and screening it here too would do the
+		// work twice.
+		p.backlog.Dispose(c)
+		return
+	}
 	var v verdict
 	tr := stage.Transition[Candidate, Location]{
 		Name:    "screen",
