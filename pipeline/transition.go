@@ -37,18 +37,12 @@ type verdict struct {
 	source  string
 	recycle bool
 	known   bool // memory already holds the place as bad: nothing to record
+	foreign bool // another fleet node's chunk: dropped, nothing to record
 }
 
 // runScreening runs the screening transition (backlog -> cold) on a
 // candidate already taken out of the backlog with PollSilent.
 func (p *Pipeline) runScreening(ctx context.Context, c Candidate) {
-	if rank, size := p.shareOf(); !inShareOf(c.Index, rank, size) {
-		// Drawn before the fleet's shares changed: the chunk is another
-		// node's to screen now, and screening it here too would do the
-		// work twice.
-		p.backlog.Dispose(c)
-		return
-	}
 	var v verdict
 	tr := stage.Transition[Candidate, Location]{
 		Name:    "screen",
@@ -65,7 +59,7 @@ func (p *Pipeline) runScreening(ctx context.Context, c Candidate) {
 		}
 	case out.Reason == stage.ReasonError:
 		// Run logged it and disposed the candidate.
-	case out.Reason == stage.ReasonShuttingDown:
+	case out.Reason == stage.ReasonShuttingDown, v.foreign:
 		p.backlog.Dispose(c)
 	default:
 		p.remember(c.Index, v.cause, "")
@@ -77,6 +71,15 @@ func (p *Pipeline) screen(ctx context.Context, c Candidate, v *verdict) (stage.O
 	turn, err := p.opts.Gate.Enter(ctx)
 	if err != nil {
 		return stage.Rejected[Location](stage.ReasonShuttingDown, err.Error()), nil
+	}
+	if rank, size := p.shareOf(); !inShareOf(c.Index, rank, size) {
+		// Drawn before the fleet's shares changed (or while this
+		// screening waited for the gate): the chunk is another node's
+		// to screen now, and screening it here too would do the work
+		// twice. Checked once the turn is taken, just before the work.
+		turn.Leave()
+		v.foreign = true
+		return stage.Rejected[Location](stage.ReasonBudgetExhausted, "another node's share"), nil
 	}
 	r, err := p.screenGated(ctx, turn, c.Chunk)
 	switch {
