@@ -114,7 +114,10 @@ type Server struct {
 	// name in their Host header; others get 421, which defeats DNS
 	// rebinding. "*" allows any. Default: none listed, which on a
 	// loopback listener allows only localhost and loopback addresses,
-	// and elsewhere any host. Needs a restart.
+	// and elsewhere any host. A list widens that: localhost and loopback
+	// addresses stay allowed beside the names listed. Each entry is "*",
+	// a host name or an IP address, without a scheme, port or path.
+	// Needs a restart.
 	AllowedHosts []string `yaml:"allowed_hosts"`
 }
 

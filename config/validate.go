@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/hostname"
 	"github.com/rtpengine/rtp/internal/lineerr"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/stage"
@@ -186,6 +187,11 @@ func (v *validator) server(p keyPath, s Server) {
 		v.add(p.key("listen"), nil, "port %q: want a number from 0 to 65535", port)
 	} else if strings.ContainsRune(host, 0) {
 		v.add(p.key("listen"), nil, "host holds a NUL byte")
+	}
+	for i, h := range s.AllowedHosts {
+		if err := hostname.Check(h); err != nil {
+			v.add(p.key("allowed_hosts").index(i), nil, "%v", err)
+		}
 	}
 	v.positive(p.key("max_body_bytes"), s.MaxBodyBytes)
 	v.duration(p.key("read_header_timeout"), s.ReadHeaderTimeout, 1)

@@ -6,8 +6,9 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
+
+	"github.com/rtpengine/rtp/internal/hostname"
 )
 
 // This file holds the checks that keep a web page from driving the API:
@@ -89,7 +90,7 @@ func unsupportedMediaType(msg string) *apiError {
 // allows any host.
 type hostPolicy struct {
 	restricted bool            // false: any host
-	names      map[string]bool // normalised names (see normHost)
+	names      map[string]bool // normalised names (hostname.Normalize)
 	loopback   bool            // also localhost, *.localhost and loopback IP literals
 }
 
@@ -102,46 +103,31 @@ var anyHost = &hostPolicy{}
 var loopbackHosts = &hostPolicy{restricted: true, loopback: true}
 
 // newHostPolicy checks and normalises Options.AllowedHosts. An empty list
-// gives nil: the caller picks the default.
+// gives nil: the caller picks the default. A list widens the loopback
+// default: the names of this machine (localhost, loopback addresses) stay
+// allowed beside the listed ones, since no page of another site can make a
+// browser send them (DNS rebinding needs a name the attacker controls), and
+// local tools such as `rtp stats` use them.
 func newHostPolicy(hosts []string) (*hostPolicy, error) {
 	if len(hosts) == 0 {
 		return nil, nil
 	}
-	p := &hostPolicy{restricted: true, names: make(map[string]bool, len(hosts))}
+	p := &hostPolicy{restricted: true, loopback: true, names: make(map[string]bool, len(hosts))}
 	anyName := false
 	for _, h := range hosts {
+		if err := hostname.Check(h); err != nil {
+			return nil, fmt.Errorf("server: AllowedHosts: %w", err)
+		}
 		if h == "*" {
 			anyName = true
 			continue
 		}
-		n := normHost(h)
-		if _, err := netip.ParseAddr(n); err != nil {
-			// A name, not an address: no port, no path, nothing but the
-			// letters, digits, hyphens, underscores and dots of a name.
-			if n == "" || strings.IndexFunc(n, func(c rune) bool {
-				return !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.')
-			}) >= 0 {
-				return nil, fmt.Errorf("server: AllowedHosts: %q is not a host name or an IP address (give it without a port)", h)
-			}
-		}
-		p.names[n] = true
+		p.names[hostname.Normalize(h)] = true
 	}
 	if anyName {
 		return anyHost, nil
 	}
 	return p, nil
-}
-
-// normHost normalises a host (no port): lower case, no brackets round an
-// IPv6 address, no trailing dot, an IP address in its canonical form
-// without a zone.
-func normHost(h string) string {
-	h = strings.ToLower(strings.TrimSuffix(h, "."))
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if a, err := netip.ParseAddr(h); err == nil {
-		return a.Unmap().WithZone("").String()
-	}
-	return h
 }
 
 // hostOnly returns the host of host[:port].
@@ -157,22 +143,11 @@ func (p *hostPolicy) allows(hostport string) bool {
 	if !p.restricted {
 		return true
 	}
-	h := normHost(hostOnly(hostport))
+	h := hostname.Normalize(hostOnly(hostport))
 	if h == "" {
 		return false
 	}
-	if p.names[h] {
-		return true
-	}
-	if p.loopback {
-		if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-			return true
-		}
-		if a, err := netip.ParseAddr(h); err == nil && a.IsLoopback() {
-			return true
-		}
-	}
-	return false
+	return p.names[h] || p.loopback && hostname.IsLoopback(h)
 }
 
 // hostGuard serves with h the requests whose Host p allows, and answers

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rtpengine/rtp/config"
+	"github.com/rtpengine/rtp/internal/hostname"
 )
 
 // httpAnswer sends req to a real HTTP server and returns the answer.
@@ -194,8 +195,9 @@ func TestAllowedHosts(t *testing.T) {
 		{"evil.example", false},
 		{"evil.example:8080", false},
 		{"rtp.example.com.evil.example", false},
-		{"127.0.0.1:8080", false},
-		{"localhost", false},
+		{"127.0.0.1:8080", true}, // a list widens the loopback names
+		{"localhost", true},
+		{"localhost.evil.example", false},
 		{"", false},
 	} {
 		for _, rc := range []routeCall{
@@ -292,8 +294,13 @@ func TestServeLoopbackHosts(t *testing.T) {
 	if got := get(base, "rtp.example.com"); got != http.StatusNoContent {
 		t.Errorf("listed host on loopback = %d, want 204", got)
 	}
-	if got := get(base, "localhost"); got != http.StatusMisdirectedRequest {
-		t.Errorf("a list replaces the loopback default: host localhost = %d, want 421", got)
+	for _, host := range []string{"localhost", "127.0.0.1" + port, "[::1]"} {
+		if got := get(base, host); got != http.StatusNoContent {
+			t.Errorf("a list widens the loopback default: host %s = %d, want 204", host, got)
+		}
+	}
+	if got := get(base, "evil.example"); got != http.StatusMisdirectedRequest {
+		t.Errorf("listed on loopback: host evil.example = %d, want 421", got)
 	}
 }
 
@@ -579,11 +586,11 @@ func FuzzHostPolicy(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, host string) {
-		n := normHost(hostOnly(host))
+		n := hostname.Normalize(hostOnly(host))
 		if loopbackHosts.allows(host) && n != "localhost" && !strings.HasSuffix(n, ".localhost") && !strings.HasPrefix(n, "127.") && n != "::1" {
 			t.Fatalf("loopback policy allows %q (%q)", host, n)
 		}
-		if listed.allows(host) != (n == "rtp.example.com" || n == "::1") {
+		if listed.allows(host) != (n == "rtp.example.com" || n == "::1" || loopbackHosts.allows(host)) {
 			t.Fatalf("listed policy allows %q (%q) = %v", host, n, listed.allows(host))
 		}
 	})

@@ -83,7 +83,9 @@ type Options struct {
 	// request's Host; a request for another host is answered 421
 	// misdirected. This stops DNS rebinding: a web page whose host name
 	// has been pointed at the server's address. An entry "*" allows any
-	// host. Default empty: on a TCP loopback listener Serve allows only
+	// host. A list widens the loopback names: localhost, names under
+	// .localhost and loopback IP addresses are always answered beside the
+	// listed ones (no page of another site can make a browser send them). Default empty: on a TCP loopback listener Serve allows only
 	// localhost, names under .localhost and loopback IP addresses (the
 	// listener's among them), and elsewhere any host. A loopback service
 	// reached through a proxy that passes the public host name on must
