@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -62,6 +63,13 @@ func (c Claim) String() string {
 // exactly for every lo <= hi (it cannot overflow).
 func span(lo, hi int64) uint64 { return uint64(hi) - uint64(lo) }
 
+// blocks returns the number of blocks from lo to hi inclusive, in decimal.
+// It may be 2^64, one more than a uint64 holds, so it is computed exactly.
+func blocks(lo, hi int64) string {
+	n := new(big.Int).SetUint64(span(lo, hi))
+	return n.Add(n, big.NewInt(1)).String()
+}
+
 // check reports every problem with c's names and corners, each wrapping
 // ErrInvalidClaim. With maxSide > 0 it also bounds the width and depth.
 func (c Claim) check(maxSide int64) error {
@@ -86,7 +94,7 @@ func (c Claim) check(maxSide int64) error {
 		case lo > hi:
 			bad("min%s %d exceeds max%s %d", axis, lo, axis, hi)
 		case maxSide > 0 && span(lo, hi) >= uint64(maxSide):
-			bad("%d blocks along %s exceeds the limit of %d", span(lo, hi)+1, axis, maxSide)
+			bad("%s blocks along %s exceeds the limit of %d", blocks(lo, hi), axis, maxSide)
 		}
 	}
 	checkAxis("X", c.MinX, c.MaxX)
