@@ -86,6 +86,10 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.code + ": " + e.msg }
 
+// Unwrap returns the logged detail, so that a caller outside HTTP (the
+// command's SIGHUP) can log it.
+func (e *apiError) Unwrap() error { return e.err }
+
 func badRequest(format string, args ...any) *apiError {
 	return &apiError{status: http.StatusBadRequest, code: CodeBadRequest, msg: fmt.Sprintf(format, args...)}
 }

@@ -485,8 +485,24 @@ func (s *Server) reload(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{status: http.StatusConflict, code: engine.ReasonRestartNeeded,
 			msg: "this server has no configuration file to reload; restart it to change its configuration"}
 	}
-	if err := s.opts.Reload(r.Context()); err != nil {
+	if err := s.Reload(r.Context()); err != nil {
 		return err
+	}
+	return noContent(w)
+}
+
+// Reload applies what an operator changed while the server runs: the
+// configuration file through Options.Reload, when set, then the admin token
+// through Options.ReloadToken, when set. It backs POST /v1/admin/reload and
+// the command's SIGHUP. When the configuration cannot be applied, nothing
+// changes and its error is returned; when the token cannot be read again,
+// the old token stays in force and the error says so (without the token).
+// Reload is safe for concurrent use.
+func (s *Server) Reload(ctx context.Context) error {
+	if s.opts.Reload != nil {
+		if err := s.opts.Reload(ctx); err != nil {
+			return err
+		}
 	}
 	if s.opts.ReloadToken != nil {
 		tok, err := s.opts.ReloadToken()
@@ -497,7 +513,7 @@ func (s *Server) reload(w http.ResponseWriter, r *http.Request) error {
 		}
 		s.applyToken(tok)
 	}
-	return noContent(w)
+	return nil
 }
 
 // applyToken installs a token read again by a reload, logging (without

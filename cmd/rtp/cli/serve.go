@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"runtime/pprof"
 	"runtime/trace"
 	"sync"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -53,7 +55,9 @@ holding no finished chunk, is an error before anything starts.
 
 With --config, POST /v1/admin/reload re-reads that file (with the flags
 applied again) and applies what can change while running; the save is not
-scanned again.`,
+scanned again. SIGHUP does the same and also reads the admin token file
+again (without --config it reads only the token file); a reload that fails
+is logged and changes nothing. SIGINT and SIGTERM stop in order.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), &o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -103,6 +107,12 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 			}
 		}()
 	}
+	// SIGHUP reloads, as daemons do: caught from the start, so that one
+	// sent while the engine starts does not end the process (its default),
+	// and applied once the server runs.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	cfg, err := o.load(ctx, logger)
 	if err != nil {
 		return err
@@ -188,9 +198,16 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		stopServer() // an engine that stops on its own takes the server down
 		engDone <- err
 	}()
+	reloads := make(chan struct{})
+	go func() {
+		defer close(reloads)
+		reloadOnHangup(srvCtx, hup, srv, o.configPath != "", logger)
+	}()
 	logger.Info("serving", "addr", ln.Addr().String(), "regions", e.Regions(), "data", cfg.DataDir)
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 	srvErr := srv.Serve(srvCtx, ln, cfg.Server)
+	stopServer()
+	<-reloads
 	stopEngine()
 	engErr := <-engDone
 	if srvErr != nil {
@@ -206,6 +223,33 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// reloadOnHangup reloads the configuration file (when the server has one)
+// and the admin token on every SIGHUP until ctx ends. A reload that fails
+// is logged and changes nothing: the server goes on as it was.
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, srv *server.Server, hasConfig bool, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		what := "the admin token"
+		if hasConfig {
+			what = "the configuration file and the admin token"
+		}
+		log.Info("serve: SIGHUP: reloading " + what)
+		if err := srv.Reload(ctx); err != nil {
+			args := []any{"err", err}
+			if cause := errors.Unwrap(err); cause != nil {
+				args = append(args, "cause", cause)
+			}
+			log.Warn("serve: SIGHUP: the reload failed; the server goes on as it was", args...)
+			continue
+		}
+		log.Info("serve: SIGHUP: reloaded")
+	}
 }
 
 // startRecording runs start on a new file at path, for the flag named

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ type served struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when Run returned
 	err    error         // Run's error, once done is closed
+	wrote  chan struct{} // gets a value (without blocking) after each write to stderr
 	mu     sync.Mutex    // protects stderr
 	stderr strings.Builder
 }
@@ -29,8 +31,28 @@ type lockedWriter struct{ s *served }
 
 func (w lockedWriter) Write(p []byte) (int, error) {
 	w.s.mu.Lock()
-	defer w.s.mu.Unlock()
-	return w.s.stderr.Write(p)
+	n, err := w.s.stderr.Write(p)
+	w.s.mu.Unlock()
+	select {
+	case w.s.wrote <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+// waitLog waits until the log holds want, on the writes themselves.
+func (s *served) waitLog(t *testing.T, want string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for !strings.Contains(s.log(), want) {
+		select {
+		case <-s.wrote:
+		case <-s.done:
+			t.Fatalf("serve stopped before logging %q: %v\n%s", want, s.err, s.log())
+		case <-timeout:
+			t.Fatalf("serve did not log %q within 30s\n%s", want, s.log())
+		}
+	}
 }
 
 func (s *served) log() string {
@@ -57,7 +79,7 @@ func (s *served) stop(t *testing.T) error {
 func startServe(t *testing.T, args ...string) *served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{cancel: cancel, done: make(chan struct{})}
+	s := &served{cancel: cancel, done: make(chan struct{}), wrote: make(chan struct{}, 1)}
 	pr, pw := io.Pipe()
 	go func() {
 		err := Run(ctx, append([]string{"serve"}, args...), pw, lockedWriter{s})
@@ -256,6 +278,56 @@ func TestServeToken(t *testing.T) {
 	}
 	if err := s.stop(t); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestServeHangupReloads checks that SIGHUP reloads the token file, as
+// daemons do, instead of ending the process (the signal's default).
+func TestServeHangupReloads(t *testing.T) {
+	path, dir := smallConfig(t, "20ms")
+	tokenFile := filepath.Join(dir, "token")
+	oldToken, newToken := "hangup-test-token-old-0123456789", "hangup-test-token-new-0123456789"
+	if err := os.WriteFile(tokenFile, []byte(oldToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(data, []byte("auth:\n  token_file: "+tokenFile+"\n")...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--config", path, "--listen", "127.0.0.1:0")
+	scan := func(token string) error {
+		_, _, err := run(t, "scan", "reset", "--addr", s.addr, "--region", "default", "--token", token)
+		return err
+	}
+	if err := scan(oldToken); err != nil {
+		t.Fatalf("scan reset with the first token: %v", err)
+	}
+	if err := os.WriteFile(tokenFile, []byte(newToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	s.waitLog(t, "SIGHUP: reloaded")
+	if err := scan(oldToken); client.Code(err) != client.CodeUnauthorized {
+		t.Errorf("scan reset with the old token after SIGHUP = %v, want unauthorized", err)
+	}
+	if err := scan(newToken); err != nil {
+		t.Errorf("scan reset with the new token after SIGHUP: %v", err)
+	}
+	// A reload that fails (a broken configuration file) changes nothing.
+	if err := os.WriteFile(path, []byte("server: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	s.waitLog(t, "the reload failed")
+	if err := scan(newToken); err != nil {
+		t.Errorf("scan reset after a failed reload: %v", err)
+	}
+	if err := s.stop(t); err != nil {
+		t.Fatalf("serve after two SIGHUPs stopped with %v, want a clean stop", err)
 	}
 }
 
