@@ -25,6 +25,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -264,4 +265,67 @@ func InitSchema(ctx context.Context, db *sql.DB, table string, version int, sche
 		return fmt.Errorf("create schema: %w", err)
 	}
 	return tx.Commit()
+}
+
+// ErrForeign is in the chain of the error CheckTables and CheckFile return
+// for a database that holds tables its caller did not create: another
+// program's database, which must not be changed.
+var ErrForeign = errors.New("sqlitedb: another program's database")
+
+// Querier is what CheckTables reads through: a *sql.DB, *sql.Conn or
+// *sql.Tx.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// CheckTables lists the tables of the database q reads (SQLite's own,
+// named sqlite_*, aside) and returns an error naming those not in ours,
+// with ErrForeign in its chain, or nil when there are none. It reads only.
+func CheckTables(ctx context.Context, q Querier, ours ...string) error {
+	rows, err := q.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
+	if err != nil {
+		return fmt.Errorf("read schema: %w", err)
+	}
+	defer rows.Close()
+	var foreign []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return fmt.Errorf("read schema: %w", err)
+		}
+		if !slices.Contains(ours, name) {
+			foreign = append(foreign, name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read schema: %w", err)
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	noun := "table"
+	if len(foreign) > 1 {
+		noun = "tables"
+	}
+	return fmt.Errorf("%w: it holds %s rtp did not create (%s); refusing to change it (give rtp a file of its own)",
+		ErrForeign, noun, strings.Join(foreign, ", "))
+}
+
+// CheckFile is CheckTables on the database file at path, read through a
+// read-only connection before anything opens it for writing (opening it
+// for writing would already switch its journal mode). A missing or empty
+// file holds no table: nil.
+func CheckFile(ctx context.Context, path string, busy time.Duration, ours ...string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.IsDir() || fi.Size() == 0:
+		return nil // Check names a directory; an empty file is an empty database
+	}
+	db := sql.OpenDB(NewConnector(URI(path, true), BusyTimeout(busy)))
+	defer db.Close()
+	return CheckTables(ctx, db, ours...)
 }

@@ -423,3 +423,50 @@ func TestConnectorSetup(t *testing.T) {
 		t.Errorf("BusyTimeout(0) = %q", got)
 	}
 }
+
+func TestCheckTables(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := CheckFile(ctx, filepath.Join(dir, "missing.db"), time.Second, "a"); err != nil {
+		t.Errorf("CheckFile(missing) = %v, want nil", err)
+	}
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckFile(ctx, empty, time.Second, "a"); err != nil {
+		t.Errorf("CheckFile(empty) = %v, want nil", err)
+	}
+	path := filepath.Join(dir, "x.db")
+	db, err := Open(ctx, path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`CREATE TABLE a (x)`, `CREATE TABLE b (x)`, `CREATE INDEX ai ON a (x)`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		ours []string
+		want string // "" for nil
+	}{
+		{[]string{"a", "b"}, ""},
+		{[]string{"a", "b", "c"}, ""},
+		{[]string{"a"}, "holds table rtp did not create (b)"},
+		{nil, "holds tables rtp did not create (a, b)"},
+	} {
+		for name, err := range map[string]error{
+			"CheckTables": CheckTables(ctx, db, tc.ours...),
+			"CheckFile":   CheckFile(ctx, path, time.Second, tc.ours...),
+		} {
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s(ours %q) = %v, want nil", name, tc.ours, err)
+			case tc.want != "" && (!errors.Is(err, ErrForeign) || err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("%s(ours %q) = %v, want ErrForeign with %q", name, tc.ours, err, tc.want)
+			}
+		}
+	}
+	db.Close()
+}

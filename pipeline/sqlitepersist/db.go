@@ -343,7 +343,15 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	return d, nil
 }
 
+// tables are the tables this package creates, in every schema version; a
+// database holding any other is another program's, and Open refuses it.
+var tables = []string{"spaces", "locations", "meta", "memory_journal", "spots"}
+
 func (d *DB) open(ctx context.Context) error {
+	// Recognise another program's database before anything writes to it.
+	if err := sqlitedb.CheckFile(ctx, d.path, d.opts.BusyTimeout, tables...); err != nil {
+		return err
+	}
 	db, err := sqlitedb.Open(ctx, d.path, d.opts.BusyTimeout, connSetup...)
 	if err != nil {
 		return err

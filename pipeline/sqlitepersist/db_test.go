@@ -1,7 +1,10 @@
 package sqlitepersist_test
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -9,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/pipeline/persisttest"
 	"github.com/rtpengine/rtp/pipeline/sqlitepersist"
@@ -97,6 +101,30 @@ func TestOpenRejectsForeignFiles(t *testing.T) {
 	if db, err := sqlitepersist.Open(context.Background(), dir, sqlitepersist.Options{}); err == nil {
 		db.Close()
 		t.Fatal("Open of a directory succeeded")
+	}
+
+	// Another program's database: rtp's tables must not move in beside
+	// its own, and the file must stay as it was.
+	other := filepath.Join(dir, "other.db")
+	raw, err := sql.Open(sqlitedb.DriverName, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE users (id INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	before, _ := os.ReadFile(other)
+	db, err := sqlitepersist.Open(context.Background(), other, sqlitepersist.Options{})
+	if err == nil {
+		db.Close()
+		t.Fatal("Open of another program's database succeeded")
+	}
+	if !errors.Is(err, sqlitedb.ErrForeign) || !strings.Contains(err.Error(), "users") || !strings.Contains(err.Error(), other) {
+		t.Errorf("Open of another program's database = %v, want ErrForeign naming the file and its table users", err)
+	}
+	if after, _ := os.ReadFile(other); !bytes.Equal(before, after) {
+		t.Error("Open of another program's database changed the file")
 	}
 }
 

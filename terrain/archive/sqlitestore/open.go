@@ -188,9 +188,13 @@ func setBusyTimeout(ctx context.Context, conn *sql.Conn, d time.Duration) error 
 
 // precheck reads the header and schema version, the first reads of the
 // file (so a file that is not a database fails here), and rejects a
-// database this package did not write or a newer schema before anything
-// is written to it. initSchema checks again inside its transaction.
+// database this package did not write (one holding tables other than the
+// archive's, named in the error) or a newer schema before anything is
+// written to it. initSchema checks again inside its transaction.
 func precheck(ctx context.Context, conn *sql.Conn) error {
+	if err := sqlitedb.CheckTables(ctx, conn, "records", "meta"); err != nil {
+		return err
+	}
 	var version, tables int
 	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 		return err

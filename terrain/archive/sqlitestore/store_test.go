@@ -283,6 +283,14 @@ func TestOpenErrors(t *testing.T) {
 	mustExec(t, db, `CREATE TABLE records (x)`)
 	db.Close()
 
+	// Another program's database: rtp's tables must not move in beside
+	// its own.
+	other := filepath.Join(dir, "other.db")
+	db = raw(t, other)
+	mustExec(t, db, `CREATE TABLE users (id INTEGER)`)
+	mustExec(t, db, `CREATE TABLE orders (id INTEGER)`)
+	db.Close()
+
 	isDir := filepath.Join(dir, "dir.db")
 	if err := os.Mkdir(isDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -296,6 +304,7 @@ func TestOpenErrors(t *testing.T) {
 		{"stub", stub, "database disk image is malformed"},
 		{"newer", newer, "schema version 99 is newer than this build's 1"},
 		{"foreign", foreign, "not an archive this package wrote"},
+		{"other program", other, "holds tables rtp did not create (orders, users)"},
 		{"directory", isDir, "is a directory"},
 		{"empty path", "", "sqlitestore: open: empty path"},
 	} {
