@@ -210,6 +210,13 @@ func TestConfigSpec(t *testing.T) {
 	if m := s.Worlds["mc"].Minecraft; m == nil || m.Path != save || m.Dimension != anvil.Nether || m.WatchPeriod != -1 {
 		t.Errorf("minecraft world %+v", m)
 	}
+	if s.Archive.MinFreeBytes != 256<<20 || s.Archive.MinFreePercent != 5 {
+		t.Errorf("archive floor %d bytes, %v%%; want the defaults 256 MiB, 5%%", s.Archive.MinFreeBytes, s.Archive.MinFreePercent)
+	}
+	c.Archive.MinFreeBytes, c.Archive.MinFreePercent = 0, 0
+	if s, err := c.Spec(); err != nil || s.Archive.MinFreeBytes >= 0 || s.Archive.MinFreePercent >= 0 {
+		t.Errorf("archive floor written 0, 0: spec %d, %v, %v; want negative (no bound)", s.Archive.MinFreeBytes, s.Archive.MinFreePercent, err)
+	}
 	c.Regions[DefaultRegionName] = Region{}
 	if _, err := c.Spec(); err == nil {
 		t.Error("Spec of an invalid configuration: no error")

@@ -6,6 +6,7 @@ import (
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/terrain/archive"
+	"github.com/rtpengine/rtp/terrain/archive/sqlitestore"
 	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/verify"
 	"github.com/rtpengine/rtp/world/procworld"
@@ -165,6 +166,13 @@ type Archive struct {
 	// MaxBytes bounds the bytes of tile payloads kept. Default 4 GiB
 	// (archive.DefaultMaxBytes).
 	MaxBytes int64 `yaml:"max_bytes"`
+	// MinFreeBytes and MinFreePercent make the free space floor of the
+	// archive's disk (kind sqlite): the smaller of the two. Under it the
+	// archive stores nothing new and gives back space, so the locations
+	// database beside it can still commit. 0 drops that bound. Defaults
+	// 268435456 (256 MiB) and 5.
+	MinFreeBytes   int64   `yaml:"min_free_bytes"`
+	MinFreePercent float64 `yaml:"min_free_percent"`
 }
 
 // Leases is the store of network leases: the holds network tokens take
@@ -624,6 +632,9 @@ func Default() *Config {
 			Schema:     DefaultArchiveSchema,
 			MaxEntries: archive.DefaultMaxEntries,
 			MaxBytes:   archive.DefaultMaxBytes,
+			// The archive store's own defaults.
+			MinFreeBytes:   sqlitestore.DefaultMinFreeBytes,
+			MinFreePercent: sqlitestore.DefaultMinFreePercent,
 		},
 		Leases:  Leases{Kind: KindLocal},
 		Node:    Node{Lease: engine.DefaultNodeLease},

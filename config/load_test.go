@@ -59,6 +59,7 @@ var badFiles = []struct {
 	{"unknown key", "server:\n  listen: 127.0.0.1:1\n  lisen: x\n", []want{{3, "server.lisen", "unknown key"}}},
 	{"misspelt key", "server:\n  maxBodyBytes: 5\n", []want{{2, "server.maxBodyBytes", "did you mean max_body_bytes?"}}},
 	{"allowed host with a scheme", "server:\n  allowed_hosts:\n    - rtp.example.com\n    - http://rtp.example.com\n", []want{{4, "server.allowed_hosts[1]", "is not a host name or an IP address"}}},
+	{"archive floor negative", "archive:\n  min_free_bytes: -5\n  min_free_percent: 101\n", []want{{2, "archive.min_free_bytes", "is negative"}, {3, "archive.min_free_percent", "want 0 to 100"}}},
 	{"allowed host with a port", "server:\n  allowed_hosts: [\"a:80\"]\n", []want{{2, "server.allowed_hosts[0]", "without a scheme, port or path"}}},
 	{"unknown top key", "\n\nregion: {}\n", []want{{3, "region", "want server, data_dir,"}}},
 	{"duplicate key", "data_dir: a\ndata_dir: b\n", []want{{2, "data_dir", "duplicate key (first at line 1)"}}},

@@ -268,6 +268,12 @@ func (v *validator) services(c *Config) {
 	}
 	v.positive(a.key("max_entries"), c.Archive.MaxEntries)
 	v.positive(a.key("max_bytes"), c.Archive.MaxBytes)
+	if c.Archive.MinFreeBytes < 0 {
+		v.add(a.key("min_free_bytes"), nil, "%d is negative: want a number of bytes, or 0 for no such bound", c.Archive.MinFreeBytes)
+	}
+	if p := c.Archive.MinFreePercent; !(p >= 0 && p <= 100) {
+		v.add(a.key("min_free_percent"), nil, "%v: want 0 to 100 (0 for no such bound)", p)
+	}
 
 	u, from = c.Leases.ConnURL()
 	v.service(leasesSection, c.Leases.Kind, c.Leases.URL, u, from)

@@ -40,6 +40,9 @@ func (c *Config) Spec() (engine.Spec, error) {
 			Limits:   c.Archive.Limits(),
 			Schema:   c.Archive.Schema,
 			URL:      archiveURL.Reveal(),
+			// A written 0 is "no such bound"; the spec's zero is the default.
+			MinFreeBytes:   noBoundIfZero(c.Archive.MinFreeBytes),
+			MinFreePercent: noBoundIfZero(c.Archive.MinFreePercent),
 		},
 		TTLPath:         c.TTLFile,
 		Worlds:          make(map[string]engine.WorldSpec, len(c.Worlds)),
@@ -153,4 +156,12 @@ func (r Region) Spec() (engine.RegionSpec, error) {
 			UniqueRadius:    none(r.UniquePlacement.Radius),
 		},
 	}, nil
+}
+
+// noBoundIfZero maps a configured 0 ("no bound") to the spec's negative.
+func noBoundIfZero[T int64 | float64](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }

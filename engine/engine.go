@@ -389,7 +389,8 @@ func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralW
 			store = s
 		}
 	} else {
-		s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Limits: e.spec.Archive.Limits, Logger: e.log})
+		s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Limits: e.spec.Archive.Limits, Logger: e.log,
+			MinFreeBytes: e.spec.Archive.MinFreeBytes, MinFreePercent: e.spec.Archive.MinFreePercent})
 		if err != nil {
 			aopts.StoreError = err
 		} else {

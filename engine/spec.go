@@ -154,6 +154,12 @@ type ArchiveSpec struct {
 	// Fleets sharing one database keep apart by it. At most 63 bytes.
 	// Default DefaultArchiveSchema.
 	Schema string
+	// MinFreeBytes and MinFreePercent make the free space floor of the
+	// archive file's disk (see sqlitestore.Options): under it, the archive
+	// stores nothing and gives back space to the files beside it. Defaults
+	// sqlitestore's (256 MiB, 5%); negative drops that bound.
+	MinFreeBytes   int64
+	MinFreePercent float64
 }
 
 // WorldSpec is one world. Exactly one of Source, Procedural and Minecraft

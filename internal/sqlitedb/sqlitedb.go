@@ -29,6 +29,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/diskspace"
 )
 
 // Errors in the chain of the error Open returns, for errors.Is. The
@@ -175,6 +177,28 @@ func classify(path string, err error) error {
 	return classifyCode(path, err, se)
 }
 
+// Explain returns err, an error met using the database at path, in words
+// that name its cause where that can be told: a full disk ("disk full (N
+// bytes free on DIR)", with ErrDiskFull in the chain), a read-only
+// database or directory (ErrReadOnly, naming the file). SQLite reports a
+// write the disk had no room for as a bare "disk I/O error", so an I/O
+// error on a file system with almost no space left counts as a full disk.
+// Other errors, and nil, come back as they are.
+func Explain(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var oe *openError
+	if errors.As(err, &oe) {
+		return err // explained already
+	}
+	return classify(path, err)
+}
+
+// lowSpace is the free space under which an I/O error counts as a full
+// disk: less than a few of SQLite's writes.
+const lowSpace = 1 << 20
+
 // classifyCode is classify for the SQLite error err whose code and system
 // error are se.
 func classifyCode(path string, err error, se sqliteError) error {
@@ -183,25 +207,44 @@ func classifyCode(path string, err error, se sqliteError) error {
 	if sys != nil {
 		cause = fmt.Errorf("open %s: %w", path, sys)
 	}
+	dir := filepath.Dir(path)
 	switch {
 	case se.code == codeReadOnly || sys != nil && isReadOnly(sys):
 		return &openError{
 			msg:  fmt.Sprintf("sqlitedb: database %s is read-only (%v)", path, cause),
 			kind: ErrReadOnly, cause: err,
 		}
-	case se.code == codeFull || isNoSpace(sys):
+	case se.code == codeFull || isNoSpace(sys) || se.code == codeIOErr && spaceBelow(dir, lowSpace):
 		return &openError{
-			msg:  fmt.Sprintf("sqlitedb: disk of %s is full (%v)", path, cause),
+			msg:  fmt.Sprintf("sqlitedb: %s: %s (%v)", path, diskFull(dir), cause),
 			kind: ErrDiskFull, cause: err,
 		}
 	case sys != nil && errors.Is(sys, fs.ErrNotExist):
-		dir := filepath.Dir(path)
 		return &openError{
 			msg:  fmt.Sprintf("sqlitedb: data directory %s does not exist (%v)", dir, cause),
 			kind: ErrNoDirectory, cause: err,
 		}
 	}
 	return err
+}
+
+// diskUsage is diskspace.Of; tests replace it.
+var diskUsage = diskspace.Of
+
+// spaceBelow reports whether the file system of dir has less than n bytes
+// free; false when that cannot be told.
+func spaceBelow(dir string, n uint64) bool {
+	u, err := diskUsage(dir)
+	return err == nil && u.Free < n
+}
+
+// diskFull says that the disk of dir is full, with its free bytes when
+// they can be told.
+func diskFull(dir string) string {
+	if u, err := diskUsage(dir); err == nil {
+		return fmt.Sprintf("disk full (%d bytes free on %s)", u.Free, dir)
+	}
+	return "disk full on " + dir
 }
 
 // isNoSpace reports whether err is ENOSPC (nil is not).
@@ -214,7 +257,7 @@ func classifyAt(path, what string, err error) error {
 	case isReadOnly(err):
 		return &openError{msg: fmt.Sprintf("sqlitedb: %s %s is read-only (%v)", what, path, err), kind: ErrReadOnly, cause: err}
 	case isNoSpace(err):
-		return &openError{msg: fmt.Sprintf("sqlitedb: %s %s: disk full (%v)", what, path, err), kind: ErrDiskFull, cause: err}
+		return &openError{msg: fmt.Sprintf("sqlitedb: %s %s: %s (%v)", what, path, diskFull(filepath.Dir(path)), err), kind: ErrDiskFull, cause: err}
 	}
 	return fmt.Errorf("sqlitedb: %s %s: %w", what, path, err)
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/diskspace"
 )
 
 func TestOpen(t *testing.T) {
@@ -272,7 +274,7 @@ func TestClassify(t *testing.T) {
 		{sqliteError{codeCantOpen, syscall.EROFS}, ErrReadOnly, "is read-only (open /data/rtp.db: read-only file system)"},
 		{sqliteError{codeCantOpen, &fs.PathError{Op: "open", Path: path, Err: syscall.EROFS}}, ErrReadOnly, "is read-only (open /data/rtp.db: read-only file system)"},
 		{sqliteError{codeReadOnly, nil}, ErrReadOnly, "sqlitedb: database /data/rtp.db is read-only"},
-		{sqliteError{codeFull, nil}, ErrDiskFull, "sqlitedb: disk of /data/rtp.db is full"},
+		{sqliteError{codeFull, nil}, ErrDiskFull, "sqlitedb: /data/rtp.db: disk full on /data"},
 		{sqliteError{codeIOErr, syscall.ENOSPC}, ErrDiskFull, "no space left on device"},
 		{sqliteError{codeCantOpen, syscall.ENOENT}, ErrNoDirectory, "sqlitedb: data directory /data does not exist (open /data/rtp.db: no such file or directory)"},
 	} {
@@ -289,6 +291,28 @@ func TestClassify(t *testing.T) {
 		if got := classifyCode(path, sqliteErr, se); got != sqliteErr {
 			t.Errorf("classifyCode(%+v) = %v, want it unchanged", se, got)
 		}
+	}
+	// SQLite reports a write the disk had no room for as a bare I/O
+	// error: with almost no space left it is a full disk, in words.
+	defer func(f func(string) (diskspace.Usage, error)) { diskUsage = f }(diskUsage)
+	free := uint64(4096)
+	diskUsage = func(string) (diskspace.Usage, error) {
+		return diskspace.Usage{Free: free, Total: 1 << 30}, nil
+	}
+	got := Explain(path, fmt.Errorf("commit: %w", sqliteErrorFor(codeIOErr)))
+	if want := "sqlitedb: /data/rtp.db: disk full (4096 bytes free on /data)"; !errors.Is(got, ErrDiskFull) || !strings.HasPrefix(got.Error(), want) {
+		t.Errorf("Explain(I/O error, 4096 bytes free) = %q, want ErrDiskFull and %q", got, want)
+	}
+	if again := Explain(path, got); again != got {
+		t.Errorf("Explain of an explained error = %q, want it unchanged", again)
+	}
+	free = 1 << 30
+	plain := fmt.Errorf("commit: %w", sqliteErrorFor(codeIOErr))
+	if got := Explain(path, plain); got != plain {
+		t.Errorf("Explain(I/O error, 1 GiB free) = %q, want it unchanged", got)
+	}
+	if Explain(path, nil) != nil {
+		t.Error("Explain(nil) != nil")
 	}
 	if err := errors.New("something else"); classify(path, err) != err {
 		t.Error("classify changed an error that is not SQLite's")

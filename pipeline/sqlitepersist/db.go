@@ -528,7 +528,7 @@ func (d *DB) apply(b *rowqueue.Pending) (map[rowqueue.Row]bool, error) {
 		// Nothing of the transaction stays: its spaces and seqs are free.
 		d.seq = seq
 		clear(d.newSpaces)
-		return nil, err
+		return nil, sqlitedb.Explain(d.path, err)
 	}
 	for k, id := range d.newSpaces {
 		d.spaces[k] = id

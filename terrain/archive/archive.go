@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/internal/flight"
+	"github.com/rtpengine/rtp/internal/lograte"
 	"github.com/rtpengine/rtp/terrain"
 )
 
@@ -146,9 +147,7 @@ type Archive struct {
 	hits, misses, invalid, readErrors, writeErrors atomic.Int64
 	dropped, cancelled, generations                atomic.Int64
 
-	logMu      sync.Mutex // protects following fields
-	lastLog    time.Time
-	suppressed int
+	warnings lograte.Limiter // storage warnings, one per LogInterval
 }
 
 type writeOp struct {
@@ -181,7 +180,7 @@ func Wrap(src terrain.Source, store Store, opts Options) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Archive{src: src, opts: opts, prefix: prefix}
+	a := &Archive{src: src, opts: opts, prefix: prefix, warnings: lograte.Limiter{Interval: opts.LogInterval, Clock: opts.Clock}}
 	if isNil(store) {
 		a.closed = true
 		args := []any{"producer", src.Producer().String()}
@@ -530,18 +529,5 @@ func (a *Archive) Stats(ctx context.Context) (Stats, error) {
 // warn logs a storage problem, at most once per LogInterval; the lines
 // suppressed in between are counted in the next one.
 func (a *Archive) warn(msg string, args ...any) {
-	a.logMu.Lock()
-	now := a.opts.Clock()
-	if !a.lastLog.IsZero() && now.Sub(a.lastLog) < a.opts.LogInterval {
-		a.suppressed++
-		a.logMu.Unlock()
-		return
-	}
-	a.lastLog = now
-	if a.suppressed > 0 {
-		args = append(args, "suppressed", a.suppressed)
-	}
-	a.suppressed = 0
-	a.logMu.Unlock()
-	a.opts.Logger.Warn(msg, args...)
+	a.warnings.Warn(a.opts.Logger, msg, args...)
 }

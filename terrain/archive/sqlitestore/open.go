@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/lograte"
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/internal/txgate"
 	"github.com/rtpengine/rtp/terrain/archive/internal/dbstore"
@@ -70,14 +71,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	defer cancel()
 
 	s := &Store{
-		path:    path,
-		opts:    opts,
-		log:     opts.Logger,
-		gate:    txgate.New(opts.MaxConcurrentTx, opts.TxTimeout),
-		ops:     make(chan *writeOp),
-		touches: newTouches(touchBatch),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+		path:     path,
+		opts:     opts,
+		log:      opts.Logger,
+		warnings: lograte.Limiter{Interval: time.Minute},
+		gate:     txgate.New(opts.MaxConcurrentTx, opts.TxTimeout),
+		ops:      make(chan *writeOp),
+		touches:  newTouches(touchBatch),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	s.calls = dbstore.Calls{Gate: s.gate, Pkg: "sqlitestore", Fail: s.fail}
 	if err := s.open(octx); err != nil {
@@ -131,6 +133,13 @@ func (s *Store) open(ctx context.Context) error {
 	if err := s.quickCheck(ctx, conn); err != nil {
 		conn.Close()
 		return err
+	}
+	// Evicted pages can go back to the file system (space.go). The mode
+	// takes effect only in a database not yet written (switching to WAL
+	// writes it), and changes nothing in an existing one.
+	if _, err := conn.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
+		conn.Close()
+		return fmt.Errorf("auto_vacuum: %w", err)
 	}
 	if err := setupWriter(ctx, conn); err != nil {
 		conn.Close()

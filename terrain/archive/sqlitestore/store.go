@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/lograte"
+	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/internal/txgate"
 
 	"github.com/rtpengine/rtp/terrain/archive"
@@ -22,6 +25,10 @@ const (
 	DefaultMaxConcurrentTx = 8
 	DefaultTouchDelay      = 50 * time.Millisecond
 	DefaultMmapSize        = maxMmap
+	// DefaultMinFreeBytes and DefaultMinFreePercent make the default free
+	// space floor: the smaller of 256 MiB and 5% of the file system.
+	DefaultMinFreeBytes   = 256 << 20
+	DefaultMinFreePercent = 5.0
 )
 
 // touchBatch is the number of pending touches at which the writer applies
@@ -76,8 +83,21 @@ type Options struct {
 	// with others when no write comes first. Default 50 ms.
 	TouchDelay time.Duration
 
-	// Logger receives counter repairs and failures of background recency
-	// updates. Default slog.Default().
+	// MinFreeBytes and MinFreePercent set the free space floor of the
+	// file system holding the archive: the smaller of MinFreeBytes and
+	// MinFreePercent of the file system's size. The archive is a cache
+	// that yields to the files that matter (the locations database beside
+	// it): while the file system has less free space than the floor, Put
+	// stores nothing and instead evicts the least recently used records
+	// and gives their pages back to the file system. Defaults 256 MiB
+	// (DefaultMinFreeBytes) and 5% (DefaultMinFreePercent); a negative
+	// value drops that bound, both negative drop the floor.
+	MinFreeBytes   int64
+	MinFreePercent float64
+
+	// Logger receives counter repairs, failures of background recency
+	// updates (at most one line a minute) and the free space floor's
+	// changes. Default slog.Default().
 	Logger *slog.Logger
 }
 
@@ -98,6 +118,9 @@ func (o Options) Validate() error {
 	}
 	if o.TouchDelay < 0 {
 		errs = append(errs, fmt.Errorf("sqlitestore: TouchDelay %v is negative", o.TouchDelay))
+	}
+	if o.MinFreePercent > 100 || o.MinFreePercent != o.MinFreePercent {
+		errs = append(errs, fmt.Errorf("sqlitestore: MinFreePercent %v is above 100", o.MinFreePercent))
 	}
 	return errors.Join(errs...)
 }
@@ -123,6 +146,12 @@ func (o Options) withDefaults() Options {
 	if o.MmapSize == 0 {
 		o.MmapSize = DefaultMmapSize
 	}
+	if o.MinFreeBytes == 0 {
+		o.MinFreeBytes = DefaultMinFreeBytes
+	}
+	if o.MinFreePercent == 0 {
+		o.MinFreePercent = DefaultMinFreePercent
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -143,7 +172,9 @@ var errTxTimeout = txgate.ErrTimeout
 type Store struct {
 	path string
 	opts Options // with defaults
-	log  *slog.Logger
+	// warnings holds repeated storage warnings to one a minute.
+	warnings lograte.Limiter
+	log      *slog.Logger
 
 	wdb *sql.DB // one connection, wconn, used only by the writer goroutine
 	w   *writer
@@ -160,9 +191,19 @@ type Store struct {
 	stop    chan struct{} // closed by Close once no call is in flight
 	done    chan struct{} // closed by the writer goroutine when it returns
 
+	// yielding is whether the last Put found the disk under the free space
+	// floor; only the writer goroutine uses it.
+	yielding bool
+	// yielded counts the Puts that stored nothing because the disk was low.
+	yielded atomic.Int64
+
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// Yielded returns how many Puts stored nothing because the file system had
+// less free space than the floor (Options.MinFreeBytes, MinFreePercent).
+func (s *Store) Yielded() int64 { return s.yielded.Load() }
 
 var _ archive.Store = (*Store)(nil)
 
@@ -192,7 +233,7 @@ func (s *Store) fail(op string, ctx, txctx context.Context, err error) error {
 	if txgate.TimedOut(txctx) || txctx != nil && isBusy(err) {
 		return fmt.Errorf("sqlitestore: %s: %w after %v (%v)", op, errTxTimeout, s.opts.TxTimeout, err)
 	}
-	return fmt.Errorf("sqlitestore: %s: %w", op, err)
+	return fmt.Errorf("sqlitestore: %s: %w", op, sqlitedb.Explain(s.path, err))
 }
 
 // Get returns the record with digest d. A hit becomes the most recently

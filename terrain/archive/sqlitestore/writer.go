@@ -307,9 +307,16 @@ func (s *Store) execWrite(op *writeOp) error {
 	defer release()
 	pending := s.touches.take()
 	var fn func(*wtx) error
+	reclaim := false
 	switch op.kind {
 	case opPut:
 		fn = func(t *wtx) error { return t.put(op.rec) }
+		if low, missing := s.checkSpace(); low {
+			// The disk is low: store nothing, give space back instead.
+			s.yielded.Add(1)
+			fn = func(t *wtx) error { return t.shrink(missing) }
+			reclaim = true
+		}
 	case opDelete:
 		fn = func(t *wtx) error { return t.remove(op.rec.Digest) }
 	case opClear:
@@ -323,6 +330,9 @@ func (s *Store) execWrite(op *writeOp) error {
 			s.touches.restore(pending)
 		}
 		return s.fail(op.name, op.ctx, txctx, err)
+	}
+	if reclaim {
+		s.reclaim(txctx)
 	}
 	return nil
 }
@@ -342,6 +352,6 @@ func (s *Store) flushTouches() {
 	pending := s.touches.take()
 	if err := s.w.tx(txctx, pending, nil); err != nil {
 		s.touches.restore(pending)
-		s.log.Warn("sqlitestore: recency update failed; kept for the next write", "path", s.path, "pending", len(pending), "err", s.fail("touch", context.Background(), txctx, err))
+		s.warnings.Warn(s.log, "sqlitestore: recency update failed; kept for the next write", "path", s.path, "pending", len(pending), "err", s.fail("touch", context.Background(), txctx, err))
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package diskspace
+
+func of(string) (Usage, error) { return Usage{}, ErrUnsupported }
