@@ -188,9 +188,20 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		stopServer() // an engine that stops on its own takes the server down
 		engDone <- err
 	}()
+	// The map renders the tiles a page opens on ahead, in the background,
+	// yielding to the engine's promotions; it stops with the server.
+	prerendered := make(chan struct{})
+	go func() {
+		defer close(prerendered)
+		if _, err := m.Prerender(srvCtx, webmap.PrerenderOptions{Busy: engineBusy(e)}); err != nil && srvCtx.Err() == nil {
+			logger.Warn("map prerender stopped", "err", err)
+		}
+	}()
 	logger.Info("serving", "addr", ln.Addr().String(), "regions", e.Regions(), "data", cfg.DataDir)
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 	srvErr := srv.Serve(srvCtx, ln, cfg.Server)
+	stopServer()
+	<-prerendered // before the engine it reads goes
 	stopEngine()
 	engErr := <-engDone
 	if srvErr != nil {
@@ -206,6 +217,33 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// engineBusy returns the map's Busy predicate for e: true while a region
+// is promoting, or holds a short sink and cold locations to fill it with
+// (promotions into short sinks come before any other background work).
+func engineBusy(e *engine.Engine) func() bool {
+	return func() bool {
+		for _, name := range e.Regions() {
+			st, err := e.Stats(name)
+			if err != nil {
+				continue
+			}
+			p := st.Pipeline
+			if p.Promoting > 0 {
+				return true
+			}
+			if p.Cold.Fill == 0 {
+				continue
+			}
+			for _, s := range p.Sinks {
+				if s.Fill < s.Capacity {
+					return true
+				}
+			}
+		}
+		return false
+	}
 }
 
 // startRecording runs start on a new file at path, for the flag named
