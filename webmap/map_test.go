@@ -199,13 +199,6 @@ func TestCoarseTileSamples(t *testing.T) {
 	}
 }
 
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
 func tileAt(t *testing.T, m *Map, w string, zoom int, tx, tz int64) *image.NRGBA {
 	t.Helper()
 	b, err := m.Tile(context.Background(), w, zoom, tx, tz)
