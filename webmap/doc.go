@@ -63,6 +63,21 @@
 // failed render (500) without taking the process down. At most
 // Options.RenderWorkers tiles render at once.
 //
+// # Rendering ahead
+//
+// Map.Prerender renders, one tile at a time, the tiles a page fitting a
+// region draws first (PrerenderPlan: every region's tiles from zoom
+// MaxZoom down to the finest zoom where at most PrerenderOptions.ViewTiles
+// cover it, at most MaxTiles in all) into the tile cache. Before each it
+// waits while the caller's Busy predicate holds (rtp serve: a region is
+// promoting, or has a short sink and cold locations to fill it with) or a
+// tile request is being served, so it takes nothing from teleports nor
+// from a page. Its caller owns it and stops it with its context.
+//
+// The page asks for the tiles two zooms above its view first, and for its
+// own only once those have settled, drawing the coarse ones scaled while
+// its own load: terrain shows at once and refines.
+//
 // # Invalidation and ETags
 //
 // A tile's digest hashes the change counts (Backend.ChunkEpoch, the

@@ -334,7 +334,7 @@ func cutSuffix(s, suffix string) (string, bool) {
 // MapStats are a Map's counters.
 type MapStats struct {
 	TileHits     uint64 `json:"tileHits"`     // served from the cache
-	TileRenders  uint64 `json:"tileRenders"`  // rendered (zoom 0 and pyramid)
+	TileRenders  uint64 `json:"tileRenders"`  // rendered (every zoom)
 	TileShared   uint64 `json:"tileShared"`   // waited for another request's render
 	TileCorrupt  uint64 `json:"tileCorrupt"`  // cached tiles that failed their check
 	TileStale    uint64 `json:"tileStale"`    // cached tiles whose terrain changed

@@ -25,7 +25,7 @@ const tileChunks = TileSize / world.ChunkSize
 const MaxZoom = 8
 
 // RendererVersion identifies the arithmetic of the renderers (colours,
-// shading, downsampling). It is part of every tile's key and ETag: change
+// shading, coarse sampling). It is part of every tile's key and ETag: change
 // it whenever a tile of the same terrain would come out different.
 const RendererVersion = 2
 
