@@ -345,6 +345,7 @@ type MapStats struct {
 	TileBytes    int64  `json:"tileBytes"`    // their PNG bytes
 	RenderErrors uint64 `json:"renderErrors"` // renders that failed
 	Prerendered  uint64 `json:"prerendered"`  // tiles Prerender made ready
+	Preempted    uint64 `json:"preempted"`    // Prerender renders abandoned for the engine
 }
 
 // Stats returns the map's counters.
@@ -357,6 +358,6 @@ func (m *Map) Stats() MapStats {
 		TileCorrupt: m.stats.corrupt.Load(), TileStale: m.stats.stale.Load(), NotModified: m.stats.notModified.Load(),
 		MeshHits: m.stats.meshHits.Load(), MeshBuilds: m.stats.meshBuilds.Load(),
 		TileEntries: n, TileBytes: b, RenderErrors: m.stats.renderErrors.Load(),
-		Prerendered: m.stats.prerendered.Load(),
+		Prerendered: m.stats.prerendered.Load(), Preempted: m.stats.preempted.Load(),
 	}
 }

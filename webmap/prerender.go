@@ -3,6 +3,7 @@ package webmap
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -106,10 +107,12 @@ type TileRef struct {
 // Prerender renders the tiles of PrerenderPlan into the tile cache, one
 // at a time, in the background: before each it waits (polling every
 // opts.Poll) until opts.Busy is false and no tile request is being
-// served, so it never delays a teleport's promotion nor a page's tile,
-// and the page then finds its first tiles cached. A failed tile is logged
-// and skipped. It returns the number of tiles rendered (cached ones
-// included) when the plan is done, or with ctx's error when ctx ends
+// served, and while a tile renders it keeps polling Busy and abandons the
+// render (to try the tile again later) as soon as Busy holds, so it never
+// holds up a teleport's promotion for longer than a poll, nor delays a
+// page's tile; the page then finds its first tiles cached. A failed tile
+// is logged and skipped. It returns the number of tiles rendered (cached
+// ones included) when the plan is done, or with ctx's error when ctx ends
 // first (a render in progress is abandoned).
 //
 // Its caller owns it: run it in a goroutine with a context that ends at
@@ -119,21 +122,61 @@ func (m *Map) Prerender(ctx context.Context, opts PrerenderOptions) (int, error)
 	opts = opts.withDefaults()
 	plan := m.PrerenderPlan(opts.MaxTiles, opts.ViewTiles)
 	done := 0
-	for _, t := range plan {
+	for i := 0; i < len(plan); {
 		if err := m.waitIdle(ctx, opts); err != nil {
 			return done, err
 		}
-		if _, err := m.Tile(ctx, t.World, t.Zoom, t.TX, t.TZ); err != nil {
-			if ctx.Err() != nil {
-				return done, ctx.Err()
-			}
+		t := plan[i]
+		preempted, err := m.prerenderTile(ctx, opts, t)
+		switch {
+		case ctx.Err() != nil:
+			return done, ctx.Err()
+		case preempted:
+			m.stats.preempted.Add(1)
+			continue // the same tile, once idle again
+		case err != nil:
 			m.log.Warn("webmap: prerender failed", "world", t.World, "zoom", t.Zoom, "tx", t.TX, "tz", t.TZ, "err", err)
-			continue
+		default:
+			done++
+			m.stats.prerendered.Add(1)
 		}
-		done++
-		m.stats.prerendered.Add(1)
+		i++
 	}
 	return done, nil
+}
+
+// prerenderTile renders t, abandoning the render when opts.Busy comes to
+// hold (preempted).
+func (m *Map) prerenderTile(ctx context.Context, opts PrerenderOptions, t TileRef) (preempted bool, err error) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var busy atomic.Bool
+	watching := make(chan struct{})
+	if opts.Busy != nil {
+		go func() {
+			defer close(watching)
+			tick := time.NewTicker(opts.Poll)
+			defer tick.Stop()
+			for {
+				select {
+				case <-tctx.Done():
+					return
+				case <-tick.C:
+					if opts.Busy() {
+						busy.Store(true)
+						cancel()
+						return
+					}
+				}
+			}
+		}()
+	} else {
+		close(watching)
+	}
+	_, err = m.Tile(tctx, t.World, t.Zoom, t.TX, t.TZ)
+	cancel()
+	<-watching
+	return err != nil && busy.Load(), err
 }
 
 // waitIdle waits until neither opts.Busy nor a tile request holds.

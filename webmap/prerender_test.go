@@ -108,3 +108,48 @@ func TestPrerenderYields(t *testing.T) {
 		}
 	})
 }
+
+// TestPrerenderPreempted checks that a render in progress is abandoned
+// within a poll once Busy holds, and the tile rendered again once idle.
+func TestPrerenderPreempted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake()
+		started := make(chan struct{})
+		var blocked atomic.Bool
+		blocked.Store(true)
+		f.hook = func(ctx context.Context) error {
+			if blocked.CompareAndSwap(true, false) {
+				close(started)
+				<-ctx.Done() // a render that would go on until abandoned
+				return ctx.Err()
+			}
+			return nil
+		}
+		m := newMap(t, f, Options{})
+		var busy atomic.Bool
+		type result struct {
+			n   int
+			err error
+		}
+		res := make(chan result, 1)
+		go func() {
+			n, err := m.Prerender(context.Background(), PrerenderOptions{Busy: busy.Load, MaxTiles: 2, ViewTiles: 4})
+			res <- result{n, err}
+		}()
+		<-started
+		busy.Store(true)
+		time.Sleep(DefaultPrerenderPoll) // one poll, fake time
+		synctest.Wait()
+		if st := m.Stats(); st.Preempted != 1 || st.TileRenders != 0 {
+			t.Fatalf("after Busy: preempted %d, rendered %d; want 1 and 0", st.Preempted, st.TileRenders)
+		}
+		busy.Store(false)
+		r := <-res
+		if r.err != nil || r.n != 2 {
+			t.Fatalf("Prerender = %d, %v; want 2, nil", r.n, r.err)
+		}
+		if st := m.Stats(); st.TileRenders != 2 || st.RenderErrors != 0 {
+			t.Errorf("renders %d, errors %d; want 2 and 0", st.TileRenders, st.RenderErrors)
+		}
+	})
+}

@@ -60,7 +60,8 @@ type digestEntry struct {
 
 type counters struct {
 	hits, renders, shared, corrupt, stale, notModified atomic.Uint64
-	meshHits, meshBuilds, renderErrors, prerendered    atomic.Uint64
+	meshHits, meshBuilds, renderErrors                 atomic.Uint64
+	prerendered, preempted                             atomic.Uint64
 }
 
 // digestEntries returns the bound of the digest memo: four digests per
