@@ -16,6 +16,7 @@ import (
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/terrain"
+	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/webmap"
 	"github.com/rtpengine/rtp/world"
 	"github.com/rtpengine/rtp/world/anvil"
@@ -93,6 +94,9 @@ func (e *Engine) mapFeed(r *Region, loc Location) {
 type mapBackend struct {
 	e     *Engine
 	feeds engineFeeds
+	// reliefs are the procedural worlds' reliefs (procgen.Relief), by
+	// world: fixed at MapBackend.
+	reliefs map[string]terrain.Source
 }
 
 // MapBackend returns the web map's view of e (see package webmap). It is
@@ -100,7 +104,18 @@ type mapBackend struct {
 // of Cached: see pipeline.Pipeline.Locations) and stays valid as long as
 // e; after e's shutdown its reads fail or report empty.
 func MapBackend(e *Engine) webmap.Backend {
-	return &mapBackend{e: e, feeds: e.feeds()}
+	m := &mapBackend{e: e, feeds: e.feeds(), reliefs: map[string]terrain.Source{}}
+	for name, w := range e.worlds {
+		if w.archive == nil {
+			continue
+		}
+		if p, ok := w.archive.Params().(procgen.Params); ok {
+			if g, err := procgen.New(p); err == nil { // the archive's generator accepted p
+				m.reliefs[name] = g.Relief()
+			}
+		}
+	}
+	return m
 }
 
 var _ webmap.Backend = (*mapBackend)(nil)
@@ -277,6 +292,17 @@ func (m *mapBackend) Heightfield(ctx context.Context, name string, req terrain.R
 	return webmap.SurfaceTile(ctx, func(ctx context.Context, c geom.Chunk) (*world.Chunk, error) {
 		return world.Summary(ctx, w.source, c)
 	}, req)
+}
+
+// Relief implements webmap.Backend: the relief of the procedural world's
+// generator (procgen.Relief), not archived (the map keeps the tiles it
+// draws from it); a world without one (a Minecraft world) answers as
+// Heightfield.
+func (m *mapBackend) Relief(ctx context.Context, name string, req terrain.Request) (*terrain.Tile, error) {
+	if r := m.reliefs[name]; r != nil {
+		return r.Tile(ctx, req)
+	}
+	return m.Heightfield(ctx, name, req)
 }
 
 // memoryRuns is a memory export's runs for lookups by index.

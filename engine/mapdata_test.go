@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/terrain"
 	"github.com/rtpengine/rtp/terrain/mesh"
+	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/webmap"
 )
 
@@ -206,5 +210,43 @@ func TestMapBackendMinecraft(t *testing.T) {
 	mr := mapGet(t, m.Handler(), "/v1/worlds/mc/meshes/0/-1?quality=full", http.StatusOK)
 	if mm, err := mesh.Decode(mr.Body.Bytes()); err != nil || mm.Quality != mesh.Full {
 		t.Fatalf("mesh: %v", err)
+	}
+}
+
+// TestMapBackendRelief checks that the map's relief of a procedural world
+// is its generator's relief (procgen.Relief of the world's Params), and
+// that an unknown world is webmap.ErrNotFound.
+func TestMapBackendRelief(t *testing.T) {
+	cfg := testConfig(t)
+	spec := specOf(t, cfg)
+	e, err := engine.New(t.Context(), spec, engine.Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	b := engine.MapBackend(e)
+	req := terrain.Request{OriginX: -8192, OriginZ: 4096, Size: 8192, Resolution: 64, Border: 1}
+	for name, ws := range spec.Worlds {
+		if ws.Procedural == nil {
+			continue
+		}
+		got, err := b.Relief(t.Context(), name, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := procgen.New(ws.Procedural.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := g.Relief().Tile(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Elevations, want.Elevations) || !slices.Equal(got.Cover, want.Cover) {
+			t.Errorf("world %s: the map's relief differs from the generator's", name)
+		}
+	}
+	if _, err := b.Relief(t.Context(), "nowhere", req); !errors.Is(err, webmap.ErrNotFound) {
+		t.Errorf("relief of an unknown world: %v, want ErrNotFound", err)
 	}
 }

@@ -191,6 +191,13 @@ type Backend interface {
 	// procedural world's heightfield, a Minecraft world's column tops
 	// (see SurfaceTile).
 	Heightfield(ctx context.Context, world string, req terrain.Request) (*terrain.Tile, error)
+	// Relief returns the terrain of req for a zoomed-out tile of a
+	// procedural world, sampled directly at the request's spacing: the
+	// heightfield without the features narrower than a few blocks that
+	// would make a coarse request cost more than a fine one (the
+	// procedural world's drainage: procgen.Relief). It is asked only of
+	// worlds of KindProcedural, at 8 or more blocks per sample.
+	Relief(ctx context.Context, world string, req terrain.Request) (*terrain.Tile, error)
 	// Memory returns the cells of the region's memory within r that hold
 	// a rejection (active or on probation).
 	Memory(region string, r ChunkRect) (MemoryView, error)

@@ -95,6 +95,12 @@ type debugInfo struct {
 		Ready       int `json:"ready"`
 		Drawn       int `json:"drawn"`
 	} `json:"tiles"`
+	Coarse struct {
+		Zoom        int `json:"zoom"`
+		Visible     int `json:"visible"`
+		Ready       int `json:"ready"`
+		FromNetwork int `json:"fromNetwork"`
+	} `json:"coarse"`
 	Drawn struct {
 		Tiles          int `json:"tiles"`
 		MemoryCells    int `json:"memoryCells"`
@@ -296,6 +302,49 @@ func TestBrowserFake(t *testing.T) {
 		}
 		if d := p.debug(); d.Tiles.Errors != 0 {
 			t.Errorf("%d tile errors", d.Tiles.Errors)
+		}
+	})
+
+	// A view of tiles not loaded yet: the page requests the tiles two
+	// zooms up first, draws them scaled while its own load, then its own.
+	t.Run("CoarseFirst", func(t *testing.T) {
+		p.t = t
+		release := fake.Hold(1)
+		defer release()
+		before := len(fake.TileZooms())
+		const x, z = 20000.5, 20100.5
+		p.eval(fmt.Sprintf(`window.rtpMap.setView(%v, %v, 1.2)`, x, z), nil)
+		p.waitFor(fmt.Sprintf(`(() => {
+			const dbg = window.rtpMap.debug();
+			if (dbg.coarse.zoom !== 3 || dbg.coarse.visible === 0 || dbg.coarse.ready !== dbg.coarse.visible) return false;
+			const [sx, sy] = window.rtpMap.toScreen(%v, %v);
+			const d = devicePixelRatio || 1;
+			return document.getElementById('base').getContext('2d').getImageData(Math.floor(sx*d), Math.floor(sy*d), 1, 1).data[3] === 255;
+		})()`, x, z))
+		coarse := browsertest.TileColour(3, 4, 4)
+		if px := p.pixel(x, z); !near(px, int(coarse.R), int(coarse.G), int(coarse.B)) {
+			t.Errorf("while the view's tiles load: pixel %v, want the zoom-3 tile's colour %v", px, coarse)
+		}
+		if d := p.debug(); d.Coarse.Zoom != 3 || d.Coarse.Visible == 0 || d.Coarse.Ready != d.Coarse.Visible || d.Tiles.Drawn != 0 {
+			t.Errorf("while the view's tiles load: coarse %+v, tiles %+v", d.Coarse, d.Tiles)
+		}
+		zooms := fake.TileZooms()[before:]
+		seenFine := false
+		for i, zm := range zooms {
+			switch zm {
+			case 1:
+				seenFine = true
+			case 3:
+				if seenFine {
+					t.Fatalf("tile requests by zoom %v: a coarse one (#%d) after the view's own", zooms, i)
+				}
+			}
+		}
+		release()
+		p.idle()
+		fine := browsertest.TileColour(1, 20000/1024, 20100/1024)
+		if px := p.pixel(x, z); !near(px, int(fine.R), int(fine.G), int(fine.B)) {
+			t.Errorf("once loaded: pixel %v, want the zoom-1 tile's colour %v", px, fine)
 		}
 	})
 
@@ -584,8 +633,8 @@ func TestBrowserFake(t *testing.T) {
 		if d.Epoch != 2 || d.Archive.Cleared != 1 {
 			t.Errorf("after the epoch change: epoch %v, archive %+v, want epoch 2 and one clear", d.Epoch, d.Archive)
 		}
-		if got := fake.Requests("tile") - tiles; got != d.Tiles.Visible {
-			t.Errorf("after the epoch change the page fetched %d tiles, want the %d visible", got, d.Tiles.Visible)
+		if got, want := fake.Requests("tile")-tiles, d.Tiles.Visible+d.Coarse.Visible; got != want {
+			t.Errorf("after the epoch change the page fetched %d tiles, want the %d visible and their %d coarse previews", got, d.Tiles.Visible, d.Coarse.Visible)
 		}
 		p.waitArchived(d.Tiles.Visible)
 		for _, e := range p.entries() {

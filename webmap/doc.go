@@ -34,14 +34,21 @@
 // as a shaded relief (RenderRelief), a Minecraft world by top-block
 // colours with height shading (RenderBlocks, colours by block family:
 // BlockColor); ungenerated chunks are transparent. Zoom k (1..MaxZoom)
-// draws 2^k blocks per pixel and is built from its four zoom k-1 tiles
-// (Downsample, an alpha-weighted 2x2 average), taken through the cache, so
-// a zoomed-out view reads no terrain that zoom 0 did not.
+// draws 2^k blocks per pixel, read directly at that spacing rather than
+// built from finer tiles: a procedural world's heightfield sampled at the
+// pixel centres (Backend.Heightfield through DrainageZoom, with rivers and
+// lakes; Backend.Relief above, the generator's surface without its
+// drainage: a river there is at most about a pixel wide, and lakes are
+// left out too), drawn by RenderRelief with slopes divided by the
+// spacing, so a procedural tile costs about a zoom-0 tile at every zoom;
+// a Minecraft world's summaries, one column per pixel (the column at the
+// pixel's centre block), each chunk holding a sample read once (up to one
+// chunk per pixel: a save has no coarser index).
 //
 // The map draws the chunks of the bounding box of the world's regions
 // (the union of Region.Chunks) and leaves everything beyond transparent
 // without reading it: the procedural world is unbounded and a zoom-8 tile
-// spans 131,072 blocks, so an unclipped pyramid would read terrain nobody
+// spans 131,072 blocks, so an unclipped tile would read terrain nobody
 // teleports to. A world without regions draws nothing.
 //
 // Encoded tiles live in a bounded LRU (Options.TileEntries and TileBytes)
@@ -54,7 +61,22 @@
 // is cancelled once they have all left, and is bounded by
 // Options.RenderTimeout; a render that panics is logged and answered as a
 // failed render (500) without taking the process down. At most
-// Options.RenderWorkers zoom-0 tiles render at once.
+// Options.RenderWorkers tiles render at once.
+//
+// # Rendering ahead
+//
+// Map.Prerender renders, one tile at a time, the tiles a page fitting a
+// region draws first (PrerenderPlan: every region's tiles from zoom
+// MaxZoom down to the finest zoom where at most PrerenderOptions.ViewTiles
+// cover it, at most MaxTiles in all) into the tile cache. Before each it
+// waits while the caller's Busy predicate holds (rtp serve: a region is
+// promoting, or has a short sink and cold locations to fill it with) or a
+// tile request is being served, so it takes nothing from teleports nor
+// from a page. Its caller owns it and stops it with its context.
+//
+// The page asks for the tiles two zooms above its view first, and for its
+// own only once those have settled, drawing the coarse ones scaled while
+// its own load: terrain shows at once and refines.
 //
 // # Invalidation and ETags
 //

@@ -20,6 +20,7 @@ type fakeBackend struct {
 	mu sync.Mutex
 	// mu protects the following fields.
 	ungenerated map[geom.Chunk]bool
+	reliefs     atomic.Int64 // Relief calls
 	epochs      map[geom.Chunk]uint32
 	cells       []MemoryCell
 	cached      []CachedLocation
@@ -138,6 +139,13 @@ func (f *fakeBackend) Summary(ctx context.Context, w string, c geom.Chunk) (*wor
 
 func (f *fakeBackend) Heightfield(ctx context.Context, w string, req terrain.Request) (*terrain.Tile, error) {
 	return SurfaceTile(ctx, func(ctx context.Context, c geom.Chunk) (*world.Chunk, error) { return f.Summary(ctx, w, c) }, req)
+}
+
+// Relief counts its calls and answers as Heightfield: the fake's worlds
+// have no drainage.
+func (f *fakeBackend) Relief(ctx context.Context, w string, req terrain.Request) (*terrain.Tile, error) {
+	f.reliefs.Add(1)
+	return f.Heightfield(ctx, w, req)
 }
 
 func (f *fakeBackend) checkRegion(r string) error {

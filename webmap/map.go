@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rtpengine/rtp/internal/flight"
@@ -46,8 +47,8 @@ type Options struct {
 	// DefaultTileEntries (4096) and DefaultTileBytes (256 MiB).
 	TileEntries int
 	TileBytes   int64
-	// RenderWorkers bounds the zoom-0 tiles rendered at once (each reads
-	// 1,024 chunk summaries). Default 0: GOMAXPROCS/2, at least 1, so the
+	// RenderWorkers bounds the tiles rendered at once (a zoom-0 tile reads
+	// 1,024 chunk summaries, a coarser one samples 512 x 512 columns). Default 0: GOMAXPROCS/2, at least 1, so the
 	// map never takes every processor from the engine.
 	RenderWorkers int
 	// RenderTimeout bounds one render. A render is shared by every
@@ -117,6 +118,7 @@ type Map struct {
 	workers chan struct{}
 	empty   []byte // the transparent tile
 	stats   counters
+	serving atomic.Int64 // tile requests being served
 
 	tilesMu sync.Mutex
 	// tilesMu protects the following fields.
@@ -332,7 +334,7 @@ func cutSuffix(s, suffix string) (string, bool) {
 // MapStats are a Map's counters.
 type MapStats struct {
 	TileHits     uint64 `json:"tileHits"`     // served from the cache
-	TileRenders  uint64 `json:"tileRenders"`  // rendered (zoom 0 and pyramid)
+	TileRenders  uint64 `json:"tileRenders"`  // rendered (every zoom)
 	TileShared   uint64 `json:"tileShared"`   // waited for another request's render
 	TileCorrupt  uint64 `json:"tileCorrupt"`  // cached tiles that failed their check
 	TileStale    uint64 `json:"tileStale"`    // cached tiles whose terrain changed
@@ -342,6 +344,8 @@ type MapStats struct {
 	TileEntries  int    `json:"tileEntries"`  // cached tiles now
 	TileBytes    int64  `json:"tileBytes"`    // their PNG bytes
 	RenderErrors uint64 `json:"renderErrors"` // renders that failed
+	Prerendered  uint64 `json:"prerendered"`  // tiles Prerender made ready
+	Preempted    uint64 `json:"preempted"`    // Prerender renders abandoned for the engine
 }
 
 // Stats returns the map's counters.
@@ -354,5 +358,6 @@ func (m *Map) Stats() MapStats {
 		TileCorrupt: m.stats.corrupt.Load(), TileStale: m.stats.stale.Load(), NotModified: m.stats.notModified.Load(),
 		MeshHits: m.stats.meshHits.Load(), MeshBuilds: m.stats.meshBuilds.Load(),
 		TileEntries: n, TileBytes: b, RenderErrors: m.stats.renderErrors.Load(),
+		Prerendered: m.stats.prerendered.Load(), Preempted: m.stats.preempted.Load(),
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -117,67 +119,84 @@ func TestTileUngeneratedTransparent(t *testing.T) {
 	}
 }
 
-func TestPyramidConsistency(t *testing.T) {
+// TestCoarseTileSamples checks that a zoom-k tile draws, at each pixel,
+// the column at its block centre (a Minecraft world's summary column, a
+// procedural world's heightfield sample), transparent where that chunk is
+// ungenerated or outside the regions' extent, and that it reads each chunk
+// holding a sample once: never finer tiles, never beyond the extent.
+func TestCoarseTileSamples(t *testing.T) {
+	ctx := context.Background()
 	for _, w := range []string{"mc", "proc"} {
-		t.Run(w, func(t *testing.T) {
-			f := newFake()
-			f.ungenerated[geom.Chunk{X: 40, Z: 7}] = true // a hole in child (1, 0)
-			m := newMap(t, f, Options{})
-			ctx := context.Background()
-			parent := tileAt(t, m, w, 1, 0, 0)
-			reads := f.reads.Load()
-			if reads != 4*tileChunks*tileChunks {
-				t.Errorf("zoom 1 read %d summaries, want the %d of its children", reads, 4*tileChunks*tileChunks)
-			}
-			for q := range 4 {
-				child := tileAt(t, m, w, 0, int64(q%2), int64(q/2))
-				ox, oz := (q%2)*TileSize/2, (q/2)*TileSize/2
-				for y := 0; y < TileSize/2; y += 7 {
-					for x := 0; x < TileSize/2; x += 5 {
-						var sum [4]int
-						var alpha int
-						for _, p := range [4][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
-							c := child.NRGBAAt(2*x+p[0], 2*y+p[1])
-							a := int(c.A)
-							sum[0] += int(c.R) * a
-							sum[1] += int(c.G) * a
-							sum[2] += int(c.B) * a
-							alpha += a
-						}
-						got := parent.NRGBAAt(ox+x, oz+y)
-						if alpha == 0 {
-							if got.A != 0 {
-								t.Fatalf("quarter %d pixel (%d, %d): alpha %d over transparent children", q, x, y, got.A)
+		for _, zoom := range []int{1, 2, 3, 5, 8} {
+			t.Run(fmt.Sprintf("%s/zoom=%d", w, zoom), func(t *testing.T) {
+				f := newFake()
+				f.ungenerated[geom.Chunk{X: 40, Z: 7}] = true
+				m := newMap(t, f, Options{})
+				wi := m.worlds[w]
+				s, err := m.renderCoarse(ctx, &wi, zoom, 0, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				stride := int64(1) << zoom
+				// The extent is chunks -64..63: blocks [0, 1024) of tile (0, 0).
+				n := int(min(1024/stride, TileSize))
+				if w == "mc" {
+					perAxis := min(int64(n), 64)
+					if got, want := f.reads.Load(), perAxis*perAxis; got != want {
+						t.Errorf("read %d summaries, want %d (one per chunk holding a sample)", got, want)
+					}
+				} else {
+					wantReliefs := int64(0)
+					if zoom > DrainageZoom {
+						wantReliefs = int64((n + coarseBlock - 1) / coarseBlock * ((n + coarseBlock - 1) / coarseBlock))
+					}
+					if got := f.reliefs.Load(); got != wantReliefs {
+						t.Errorf("%d relief requests, want %d", got, wantReliefs)
+					}
+				}
+				for j := 0; j < TileSize; j += 3 {
+					for i := 0; i < TileSize; i += 5 {
+						o := j*TileSize + i
+						if i >= n || j >= n {
+							if s.Present[o] {
+								t.Fatalf("column (%d, %d) beyond the extent is present", i, j)
 							}
 							continue
 						}
-						for ch, v := range [3]uint8{got.R, got.G, got.B} {
-							if want := sum[ch] / alpha; abs(int(v)-want) > 1 {
-								t.Fatalf("quarter %d pixel (%d, %d) channel %d: %d, want the average %d", q, x, y, ch, v, want)
+						b := geom.Block{X: int64(i)*stride + stride/2, Z: int64(j)*stride + stride/2}
+						if w == "mc" && b.Chunk() == (geom.Chunk{X: 40, Z: 7}) {
+							if s.Present[o] {
+								t.Fatalf("column (%d, %d) of an ungenerated chunk is present", i, j)
 							}
+							continue
 						}
-						if want := alpha / 4; abs(int(got.A)-want) > 1 {
-							t.Fatalf("quarter %d pixel (%d, %d) alpha %d, want %d", q, x, y, got.A, want)
+						if w == "proc" {
+							// The heightfield samples at (i+0.5)*stride: the
+							// fake's SurfaceTile takes the column at its floor.
+							b = geom.Block{X: int64(math.Floor((float64(i) + 0.5) * float64(stride))), Z: int64(math.Floor((float64(j) + 0.5) * float64(stride)))}
+						}
+						want := height(b.X, b.Z)
+						if w == "proc" {
+							want = topY(float32(want)+1, -64, 320)
+						}
+						if !s.Present[o] || s.Top[o] != want {
+							t.Fatalf("column (%d, %d): present %v top %d, want the column at %v, top %d", i, j, s.Present[o], s.Top[o], b, want)
 						}
 					}
 				}
-			}
-			if f.reads.Load() != reads {
-				t.Errorf("the children were read again: %d more reads", f.reads.Load()-reads)
-			}
-			// Zoom 8 reads nothing but the region's extent.
-			if _, err := m.Tile(ctx, w, 8, 0, 0); err != nil {
-				t.Fatal(err)
-			}
-		})
+				// The PNG route draws the same surface.
+				img := tileAt(t, m, w, zoom, 0, 0)
+				if a := img.NRGBAAt(n/2, n/2).A; a != 255 {
+					t.Errorf("pixel inside the extent alpha %d", a)
+				}
+				if n < TileSize {
+					if a := img.NRGBAAt(n, n).A; a != 0 {
+						t.Errorf("pixel beyond the extent alpha %d", a)
+					}
+				}
+			})
+		}
 	}
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 func tileAt(t *testing.T, m *Map, w string, zoom int, tx, tz int64) *image.NRGBA {

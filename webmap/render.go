@@ -25,9 +25,9 @@ const tileChunks = TileSize / world.ChunkSize
 const MaxZoom = 8
 
 // RendererVersion identifies the arithmetic of the renderers (colours,
-// shading, downsampling). It is part of every tile's key and ETag: change
+// shading, coarse sampling). It is part of every tile's key and ETag: change
 // it whenever a tile of the same terrain would come out different.
-const RendererVersion = 1
+const RendererVersion = 2
 
 // Surface is the top of a square of block columns: the input of the
 // renderers. Columns are indexed z*Size + x.
@@ -37,11 +37,15 @@ const RendererVersion = 1
 type Surface struct {
 	Size       int
 	MinY, MaxY int
-	Top        []int16 // world.NoTop where absent
-	Ground     []world.BlockID
-	Biome      []world.BiomeID
-	Fluid      []bool
-	Present    []bool // the column has terrain (its chunk was generated)
+	// Scale is the blocks between neighbouring columns (the stride of a
+	// coarse tile); 0 means 1. Relief shading divides height differences
+	// by it.
+	Scale   int
+	Top     []int16 // world.NoTop where absent
+	Ground  []world.BlockID
+	Biome   []world.BiomeID
+	Fluid   []bool
+	Present []bool // the column has terrain (its chunk was generated)
 }
 
 // NewSurface returns an empty (all absent) surface of size x size columns.
@@ -151,10 +155,12 @@ var lightDir = func() [3]float32 {
 // towards the bottom of the build height, hillshaded from the north-west
 // by the surface normal of central differences; fluids flat blue (lava
 // orange), lightly shaded. Absent columns are transparent. Edge columns
-// use their own height for the missing neighbour.
+// use their own height for the missing neighbour. Slopes are in blocks per
+// block: height differences are divided by the Scale.
 func RenderRelief(s *Surface) *image.NRGBA {
 	img := image.NewNRGBA(image.Rect(0, 0, s.Size, s.Size))
 	span := float32(max(s.MaxY-s.MinY, 1))
+	step := 2 * float32(max(s.Scale, 1))
 	for z := range s.Size {
 		row := img.Pix[z*img.Stride:]
 		for x := range s.Size {
@@ -179,7 +185,7 @@ func RenderRelief(s *Surface) *image.NRGBA {
 			}
 			// Central differences, blocks per block.
 			l, rt, u, dn := s.neighbours(x, z, i, h)
-			dx, dz := (rt-l)/2, (dn-u)/2
+			dx, dz := (rt-l)/step, (dn-u)/step
 			// Normal of y = f(x, z): (-dx, 1, -dz), normalised; its
 			// lambert over a flat surface's.
 			inv := 1 / float32(math.Sqrt(float64(dx*dx+1+dz*dz)))
@@ -225,46 +231,6 @@ func RenderBlocks(s *Surface) *image.NRGBA {
 		}
 	}
 	return img
-}
-
-// Downsample builds a parent tile from its four children, quarter by
-// quarter: nw is (2tx, 2tz), ne (2tx+1, 2tz), sw (2tx, 2tz+1), se
-// (2tx+1, 2tz+1). Each parent pixel is the alpha-weighted average of its
-// 2x2 children pixels (alpha the plain average), so transparent pixels do
-// not darken their neighbours. A nil child is transparent.
-func Downsample(nw, ne, sw, se *image.NRGBA) *image.NRGBA {
-	out := image.NewNRGBA(image.Rect(0, 0, TileSize, TileSize))
-	const half = TileSize / 2
-	for q, child := range [4]*image.NRGBA{nw, ne, sw, se} {
-		if child == nil {
-			continue
-		}
-		ox, oz := (q%2)*half, (q/2)*half
-		for z := range half {
-			r0 := child.Pix[(2*z)*child.Stride:]
-			r1 := child.Pix[(2*z+1)*child.Stride:]
-			dst := out.Pix[(oz+z)*out.Stride+4*ox:]
-			for x := range half {
-				var sr, sg, sb, sa uint32
-				for _, p := range [4][]uint8{r0[8*x:], r0[8*x+4:], r1[8*x:], r1[8*x+4:]} {
-					a := uint32(p[3])
-					sr += uint32(p[0]) * a
-					sg += uint32(p[1]) * a
-					sb += uint32(p[2]) * a
-					sa += a
-				}
-				if sa == 0 {
-					continue
-				}
-				d := dst[4*x : 4*x+4 : 4*x+4]
-				d[0] = uint8((sr + sa/2) / sa)
-				d[1] = uint8((sg + sa/2) / sa)
-				d[2] = uint8((sb + sa/2) / sa)
-				d[3] = uint8((sa + 2) / 4)
-			}
-		}
-	}
-	return out
 }
 
 // pngEncoder reuses its buffers across encodes.

@@ -114,21 +114,6 @@ func TestRenderReliefHillshade(t *testing.T) {
 	}
 }
 
-func TestDownsampleAverages(t *testing.T) {
-	a := emptyTile()
-	// Four pixels of one parent: two opaque, two transparent.
-	a.SetNRGBA(0, 0, color.NRGBA{200, 100, 0, 255})
-	a.SetNRGBA(1, 0, color.NRGBA{100, 50, 40, 255})
-	out := Downsample(a, nil, nil, nil)
-	got := out.NRGBAAt(0, 0)
-	if want := (color.NRGBA{150, 75, 20, 128}); got != want {
-		t.Errorf("parent pixel %v, want %v (colour of the opaque ones, half alpha)", got, want)
-	}
-	if out.NRGBAAt(300, 300).A != 0 {
-		t.Error("a nil child is not transparent")
-	}
-}
-
 func TestSurfaceTile(t *testing.T) {
 	f := newFake()
 	f.ungenerated[geom.Chunk{X: 1, Z: 0}] = true

@@ -61,6 +61,7 @@ type digestEntry struct {
 type counters struct {
 	hits, renders, shared, corrupt, stale, notModified atomic.Uint64
 	meshHits, meshBuilds, renderErrors                 atomic.Uint64
+	prerendered, preempted                             atomic.Uint64
 }
 
 // digestEntries returns the bound of the digest memo: four digests per
@@ -251,7 +252,9 @@ func (m *Map) serveTile(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
+	m.serving.Add(1)
 	b, err := m.tile(r.Context(), &wi, k, d)
+	m.serving.Add(-1)
 	if err != nil {
 		m.writeRenderError(w, r, err)
 		return
@@ -331,8 +334,8 @@ func (m *Map) tile(ctx context.Context, w *worldInfo, k tileKey, d uint64) ([]by
 	return b, err
 }
 
-// render draws tile k: a zoom-0 tile from its chunks' summaries, a zoom-k
-// tile from its four children (through the cache).
+// render draws tile k: a zoom-0 tile from its chunks' summaries, a
+// coarser one at its own resolution (renderCoarse).
 func (m *Map) render(ctx context.Context, w *worldInfo, k tileKey) ([]byte, error) {
 	if k.zoom == 0 {
 		img, err := m.renderBase(ctx, w, k.tx, k.tz)
@@ -341,34 +344,40 @@ func (m *Map) render(ctx context.Context, w *worldInfo, k tileKey) ([]byte, erro
 		}
 		return encodePNG(img)
 	}
-	var kids [4]*image.NRGBA
-	for q := range 4 {
-		cid := tileID{world: k.world, zoom: k.zoom - 1, tx: 2*k.tx + int64(q%2), tz: 2*k.tz + int64(q/2)}
-		ck := tileKey{tileID: cid, producer: k.producer, renderer: k.renderer}
-		cd := m.digest(w, cid)
-		if cd == emptyDigest {
-			continue
-		}
-		b, err := m.tile(ctx, w, ck, cd)
-		if err != nil {
-			return nil, err
-		}
-		if kids[q], err = decodePNG(b); err != nil {
-			return nil, fmt.Errorf("webmap: decoding tile %d/%d/%d: %w", cid.zoom, cid.tx, cid.tz, err)
-		}
+	if err := m.acquire(ctx); err != nil {
+		return nil, err
 	}
-	return encodePNG(Downsample(kids[0], kids[1], kids[2], kids[3]))
+	s, err := m.renderCoarse(ctx, w, k.zoom, k.tx, k.tz)
+	m.release()
+	if err != nil {
+		return nil, err
+	}
+	if w.Kind == KindMinecraft {
+		return encodePNG(RenderBlocks(s))
+	}
+	return encodePNG(RenderRelief(s))
 }
+
+// acquire takes one of the RenderWorkers slots, or fails when ctx ends
+// first; release gives it back.
+func (m *Map) acquire(ctx context.Context) error {
+	select {
+	case m.workers <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (m *Map) release() { <-m.workers }
 
 // renderBase draws zoom-0 tile (tx, tz): the chunks inside the world's
 // extent, read with at most RenderWorkers tiles at once.
 func (m *Map) renderBase(ctx context.Context, w *worldInfo, tx, tz int64) (*image.NRGBA, error) {
-	select {
-	case m.workers <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := m.acquire(ctx); err != nil {
+		return nil, err
 	}
-	defer func() { <-m.workers }()
+	defer m.release()
 	ext := w.extent
 	keep := func(c geom.Chunk) bool {
 		return c.X >= ext.MinX && c.X <= ext.MaxX && c.Z >= ext.MinZ && c.Z <= ext.MaxZ

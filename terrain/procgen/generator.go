@@ -112,6 +112,12 @@ func samplePos(origin int64, i int, size, res int32) float64 {
 
 // Tile generates the tile for req. See terrain.Source for the contract.
 func (g *Generator) Tile(ctx context.Context, req terrain.Request) (*terrain.Tile, error) {
+	return g.tile(ctx, req, true)
+}
+
+// tile generates the tile for req, with the drainage (rivers, lakes and
+// their carving) when drain is true.
+func (g *Generator) tile(ctx context.Context, req terrain.Request, drain bool) (*terrain.Tile, error) {
 	if err := checkRequest(req); err != nil {
 		return nil, err
 	}
@@ -131,7 +137,10 @@ func (g *Generator) Tile(ctx context.Context, req terrain.Request) (*terrain.Til
 		xs[i] = samplePos(req.OriginX, i-b, req.Size, req.Resolution)
 		zs[i] = samplePos(req.OriginZ, i-b, req.Size, req.Resolution)
 	}
-	cs := cellSet{g: g}
+	var cs *cellSet
+	if drain {
+		cs = &cellSet{g: g}
+	}
 	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
 	for j := range side {
 		if err := ctx.Err(); err != nil {
@@ -140,7 +149,7 @@ func (g *Generator) Tile(ctx context.Context, req terrain.Request) (*terrain.Til
 		inRows := j >= b && j < b+res
 		for i := range side {
 			interior := inRows && i >= b && i < b+res
-			s, err := g.sample(ctx, &cs, xs[i], zs[j], interior)
+			s, err := g.sample(ctx, cs, xs[i], zs[j], interior)
 			if err != nil {
 				return nil, err
 			}
@@ -282,13 +291,16 @@ func (g *Generator) drainageAt(ctx context.Context, cs *cellSet, x, z float64) (
 }
 
 // sample evaluates the surface at (x, z). Border samples (full false) need
-// only the elevation.
+// only the elevation. A nil cs leaves the drainage out (see Relief).
 func (g *Generator) sample(ctx context.Context, cs *cellSet, x, z float64, full bool) (Column, error) {
 	f := g.f
 	b := f.at(x, z)
-	dr, err := g.drainageAt(ctx, cs, x, z)
-	if err != nil {
-		return Column{}, err
+	var dr fields
+	if cs != nil {
+		var err error
+		if dr, err = g.drainageAt(ctx, cs, x, z); err != nil {
+			return Column{}, err
+		}
 	}
 	ground := clampY(b.h - dr.carve)
 	surface := math.NaN()

@@ -203,11 +203,21 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 		defer close(reloads)
 		reloadOnHangup(srvCtx, hup, srv, o.configPath != "", logger)
 	}()
+	// The map renders the tiles a page opens on ahead, in the background,
+	// yielding to the engine's promotions; it stops with the server.
+	prerendered := make(chan struct{})
+	go func() {
+		defer close(prerendered)
+		if _, err := m.Prerender(srvCtx, webmap.PrerenderOptions{Busy: engineBusy(e)}); err != nil && srvCtx.Err() == nil {
+			logger.Warn("map prerender stopped", "err", err)
+		}
+	}()
 	logger.Info("serving", "addr", ln.Addr().String(), "regions", e.Regions(), "data", cfg.DataDir)
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 	srvErr := srv.Serve(srvCtx, ln, cfg.Server)
 	stopServer()
 	<-reloads
+	<-prerendered // before the engine it reads goes
 	stopEngine()
 	engErr := <-engDone
 	if srvErr != nil {
@@ -249,6 +259,33 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, srv *server.Serve
 			continue
 		}
 		log.Info("serve: SIGHUP: reloaded")
+	}
+}
+
+// engineBusy returns the map's Busy predicate for e: true while a region
+// is promoting, or holds a short sink and cold locations to fill it with
+// (promotions into short sinks come before any other background work).
+func engineBusy(e *engine.Engine) func() bool {
+	return func() bool {
+		for _, name := range e.Regions() {
+			st, err := e.Stats(name)
+			if err != nil {
+				continue
+			}
+			p := st.Pipeline
+			if p.Promoting > 0 {
+				return true
+			}
+			if p.Cold.Fill == 0 {
+				continue
+			}
+			for _, s := range p.Sinks {
+				if s.Fill < s.Capacity {
+					return true
+				}
+			}
+		}
+		return false
 	}
 }
 

@@ -74,6 +74,37 @@ type Fake struct {
 	requests map[string]int
 	tilePNG  sync.Map // key -> []byte
 	meshes   map[mesh.Quality][]byte
+	zooms    []int                 // zoom of every tile request, in order; guarded by mu
+	held     map[int]chan struct{} // zooms whose tiles wait; guarded by mu
+}
+
+// TileZooms returns the zoom of every tile request so far, in the order
+// they arrived.
+func (f *Fake) TileZooms() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]int(nil), f.zooms...)
+}
+
+// Hold makes the tile requests of zoom z wait (or fail when the client
+// goes) until the returned function is called.
+func (f *Fake) Hold(z int) (release func()) {
+	ch := make(chan struct{})
+	f.mu.Lock()
+	if f.held == nil {
+		f.held = map[int]chan struct{}{}
+	}
+	f.held[z] = ch
+	f.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			delete(f.held, z)
+			f.mu.Unlock()
+			close(ch)
+		})
+	}
 }
 
 // NewFake returns a fake serving static's files at /map/.
@@ -192,7 +223,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"border": map[string]any{"centerX": 0, "centerZ": 0, "size": 2400},
 		}}})
 	case strings.HasPrefix(p, "/v1/worlds/world/tiles/"):
-		f.tile(w, strings.TrimPrefix(p, "/v1/worlds/world/tiles/"))
+		f.tile(w, r, strings.TrimPrefix(p, "/v1/worlds/world/tiles/"))
 	case strings.HasPrefix(p, "/v1/worlds/world/meshes/"):
 		q := mesh.Full
 		if r.URL.Query().Get("quality") == "low" {
@@ -272,7 +303,7 @@ func (f *Fake) stream(w http.ResponseWriter, r *http.Request) {
 	<-r.Context().Done()
 }
 
-func (f *Fake) tile(w http.ResponseWriter, rest string) {
+func (f *Fake) tile(w http.ResponseWriter, r *http.Request, rest string) {
 	parts := strings.Split(strings.TrimSuffix(rest, ".png"), "/")
 	if len(parts) != 3 || !strings.HasSuffix(rest, ".png") {
 		writeError(w, http.StatusNotFound, "not_found", "bad tile path")
@@ -292,6 +323,17 @@ func (f *Fake) tile(w http.ResponseWriter, rest string) {
 		return
 	}
 	f.count("tile")
+	f.mu.Lock()
+	f.zooms = append(f.zooms, v[0])
+	hold := f.held[v[0]]
+	f.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	key := [3]int(v)
 	b, ok := f.tilePNG.Load(key)
 	if !ok {

@@ -16,7 +16,7 @@ const MAX_ZOOM = 10;
 const MAX_MEMORY_CHUNKS = 65536;
 // Format versions of what the archive keeps: a change makes old keys
 // unreachable.
-const FORMAT = { tile: 'png512.1', mesh: 'rtpm.1' };
+const FORMAT = { tile: 'png512.2', mesh: 'rtpm.1' };
 const LAYERS = ['terrain', 'shape', 'border', 'memory', 'cached', 'deliveries', 'claims'];
 
 const $ = (id) => document.getElementById(id);
@@ -52,6 +52,7 @@ const stats = {
   pending: 0,
   requests: { tile: 0, mesh: 0, json: 0 },
   tiles: { fromArchive: 0, fromNetwork: 0, errors: 0 },
+  coarse: { zoom: null, visible: 0, ready: 0, fromArchive: 0, fromNetwork: 0, errors: 0 },
   drawn: { tiles: 0, memoryCells: 0, probationCells: 0, cachedMarkers: 0, deliveries: 0, claims: 0 },
   visibleTiles: 0,
   readyTiles: 0,
@@ -143,7 +144,10 @@ function bpp() {
   return Math.pow(2, state.zoom);
 }
 
-function tileEntry(z, tx, tz) {
+// tileEntry returns the entry of tile (z, tx, tz), starting its load when
+// it has none. coarse marks a tile loaded as the coarse preview of the
+// view (its load is counted in stats.coarse, not stats.tiles).
+function tileEntry(z, tx, tz, coarse = false) {
   const w = worldInfo();
   if (!w) return null;
   const key = keyFor(w, 'tile', z, tx, tz, '');
@@ -153,7 +157,7 @@ function tileEntry(z, tx, tz) {
     tiles.set(key, e); // most recently used last
     return e;
   }
-  e = { state: 'loading', bmp: null, z, tx, tz, world: w.name, epoch: w.epoch };
+  e = { state: 'loading', bmp: null, z, tx, tz, world: w.name, epoch: w.epoch, coarse };
   tiles.set(key, e);
   loadTile(w, key, e);
   while (tiles.size > MAX_MEMORY_TILES) {
@@ -171,11 +175,12 @@ async function loadTile(w, key, e) {
     e.bmp = await createImageBitmap(new Blob([buf], { type: 'image/png' }));
     e.state = 'ready';
     e.from = from;
-    if (from === 'archive') stats.tiles.fromArchive++;
-    else stats.tiles.fromNetwork++;
+    const st = e.coarse ? stats.coarse : stats.tiles;
+    if (from === 'archive') st.fromArchive++;
+    else st.fromNetwork++;
   } catch (err) {
     e.state = 'error';
-    stats.tiles.errors++;
+    (e.coarse ? stats.coarse : stats.tiles).errors++;
     note(err.message);
   }
   scheduleDraw();
@@ -237,6 +242,43 @@ function draw() {
   drawOverlay();
 }
 
+// COARSE_STEP is how many zoom levels above the view's the coarse preview
+// is: its tiles cover 4^COARSE_STEP of the view's each and cost about as
+// much as one (the server renders every zoom at its own resolution).
+const COARSE_STEP = 2;
+
+// visibleTileRange returns the tiles of zoom z the view shows.
+function visibleTileRange(z) {
+  const span = TILE << z;
+  const v = visibleBlocks();
+  return {
+    span,
+    tx0: Math.floor(v.x0 / span), tx1: Math.floor((v.x1 - 1e-9) / span),
+    tz0: Math.floor(v.z0 / span), tz1: Math.floor((v.z1 - 1e-9) / span),
+  };
+}
+
+// coarseReady requests the coarse preview of the view (the tiles of zoom
+// z + COARSE_STEP, a handful) and reports whether it has settled: until it
+// has, the view's own tiles are not requested, so the preview is rendered
+// and drawn first and the terrain shows at once, then refines.
+function coarseReady(z) {
+  const cz = Math.min(MAX_TILE_ZOOM, z + COARSE_STEP);
+  stats.coarse.zoom = cz;
+  stats.coarse.visible = 0;
+  stats.coarse.ready = 0;
+  if (cz === z) return true;
+  const r = visibleTileRange(cz);
+  for (let tz = r.tz0; tz <= r.tz1; tz++) {
+    for (let tx = r.tx0; tx <= r.tx1; tx++) {
+      stats.coarse.visible++;
+      const e = tileEntry(cz, tx, tz, true);
+      if (e && e.state !== 'loading') stats.coarse.ready++;
+    }
+  }
+  return stats.coarse.ready === stats.coarse.visible;
+}
+
 function drawBase() {
   bctx.clearRect(0, 0, state.width, state.height);
   stats.visibleTiles = 0;
@@ -244,16 +286,24 @@ function drawBase() {
   stats.drawn.tiles = 0;
   if (!state.layers.terrain || !worldInfo()) return;
   const z = tileZoom();
-  const span = TILE << z;
-  const v = visibleBlocks();
+  const w = worldInfo();
   const s = bpp();
   bctx.imageSmoothingEnabled = s > (1 << z);
-  const tx0 = Math.floor(v.x0 / span), tx1 = Math.floor((v.x1 - 1e-9) / span);
-  const tz0 = Math.floor(v.z0 / span), tz1 = Math.floor((v.z1 - 1e-9) / span);
-  for (let tz = tz0; tz <= tz1; tz++) {
-    for (let tx = tx0; tx <= tx1; tx++) {
+  const r = visibleTileRange(z);
+  const span = r.span;
+  // The view's tiles already loaded (archived or cached) need no preview.
+  let missing = false;
+  for (let tz = r.tz0; tz <= r.tz1 && !missing; tz++) {
+    for (let tx = r.tx0; tx <= r.tx1 && !missing; tx++) {
+      const e = tiles.get(keyFor(w, 'tile', z, tx, tz, ''));
+      if (!e || e.state === 'loading') missing = true;
+    }
+  }
+  const fetchFine = !missing || coarseReady(z);
+  for (let tz = r.tz0; tz <= r.tz1; tz++) {
+    for (let tx = r.tx0; tx <= r.tx1; tx++) {
       stats.visibleTiles++;
-      const e = tileEntry(z, tx, tz);
+      const e = fetchFine ? tileEntry(z, tx, tz) : tiles.get(keyFor(w, 'tile', z, tx, tz, ''));
       const [sx, sy] = toScreen(tx * span, tz * span);
       const size = span / s;
       if (e && e.state === 'ready') {
@@ -1015,6 +1065,7 @@ window.rtpMap = {
       pending: stats.pending,
       requests: { ...stats.requests },
       tiles: { ...stats.tiles, visible: stats.visibleTiles, ready: stats.readyTiles, drawn: stats.drawn.tiles },
+      coarse: { ...stats.coarse },
       drawn: { ...stats.drawn },
       memory: { cells: state.memory.cells.length, rect: state.memory.rect, note: state.memory.note },
       cached: state.cached.locations.length,
