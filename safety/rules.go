@@ -66,7 +66,10 @@ type BiomeRules struct {
 
 // Vertical strategy names.
 const (
-	// Surface lands on the column's top block, from the column summary.
+	// Surface lands on the column's top block, from the column summary;
+	// in a chunk with a ceiling (world.Chunk.HasCeiling: the Nether's
+	// roof), on the highest floor below the roof, searched down through
+	// the block data.
 	Surface = "surface"
 	// Linear scans one block at a time from Start in Direction, for the
 	// first y with safe ground and headroom (a nether-like world scans down
