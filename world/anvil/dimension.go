@@ -33,9 +33,9 @@ const maxDimensionID = 256
 
 // ParseDimension reads a dimension as a user writes it: one of the
 // aliases overworld, nether and end, or a resource id namespace:path
-// ("minecraft:the_nether", "mymod:mining"); an id without a namespace is
-// in minecraft's. A namespace holds [a-z0-9_.-]; a path the same and '/'
-// between non-empty segments, none of them "." or "..".
+// ("minecraft:the_nether", "mymod:mining"). A namespace holds
+// [a-z0-9_.-]; a path the same and '/' between non-empty segments, none
+// of them "." or "..".
 func ParseDimension(s string) (Dimension, error) {
 	switch s {
 	case "overworld":
@@ -44,6 +44,9 @@ func ParseDimension(s string) (Dimension, error) {
 		return Nether, nil
 	case "end":
 		return End, nil
+	}
+	if !strings.Contains(s, ":") {
+		return "", fmt.Errorf("anvil: unknown dimension %q: want overworld, nether, end or a namespaced id (minecraft:the_nether, mymod:mining)", s)
 	}
 	id, err := parseID(s)
 	if err != nil {
