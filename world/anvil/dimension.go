@@ -34,8 +34,8 @@ const maxDimensionID = 256
 // ParseDimension reads a dimension as a user writes it: one of the
 // aliases overworld, nether and end, or a resource id namespace:path
 // ("minecraft:the_nether", "mymod:mining"). A namespace holds
-// [a-z0-9_.-]; a path the same and '/' between non-empty segments, none
-// of them "." or "..".
+// [a-z0-9_.-] and is not "." or ".."; a path the same and '/' between
+// non-empty segments, none of them "." or "..".
 func ParseDimension(s string) (Dimension, error) {
 	switch s {
 	case "overworld":
@@ -65,8 +65,8 @@ func parseID(s string) (string, error) {
 	if !ok {
 		ns, p = "minecraft", s
 	}
-	if ns == "" || !validIDChars(ns, false) {
-		return "", errors.New("a namespace holds a-z, 0-9, _, . and -")
+	if ns == "" || ns == "." || ns == ".." || !validIDChars(ns, false) {
+		return "", errors.New("a namespace holds a-z, 0-9, _, . and - (and is not . or ..)")
 	}
 	if !validIDPath(p) {
 		return "", errors.New("a path holds a-z, 0-9, _, ., - and / between names, none of them . or ..")
