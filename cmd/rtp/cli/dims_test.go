@@ -52,7 +52,7 @@ func dimensionSaves(t *testing.T, dir string) (old, new string) {
 		Chunks:   append(build(anvil.Nether, anvil.DataVersionDimensionsFolder), build("mymod:deep/caves", anvil.DataVersionDimensionsFolder)[:16]...),
 		Layout26: true,
 		Files: map[string][]byte{
-			"datapacks/caves/data/mymod/dimension/deep/caves.json":   []byte(`{"type": "mymod:roofed", "generator": {"type": "minecraft:noise"}}`),
+			"datapacks/caves/data/mymod/dimension/deep/caves.json":  []byte(`{"type": "mymod:roofed", "generator": {"type": "minecraft:noise"}}`),
 			"datapacks/caves/data/mymod/dimension_type/roofed.json": []byte(`{"has_ceiling": true, "min_y": 0, "height": 256, "logical_height": 112}`),
 		},
 	})
