@@ -66,10 +66,10 @@ func parseID(s string) (string, error) {
 		ns, p = "minecraft", s
 	}
 	if ns == "" || ns == "." || ns == ".." || !validIDChars(ns, false) {
-		return "", errors.New("a namespace holds a-z, 0-9, _, . and - (and is not . or ..)")
+		return "", errors.New(`a namespace holds a-z, 0-9, _, . and -, and is not "." or ".."`)
 	}
 	if !validIDPath(p) {
-		return "", errors.New("a path holds a-z, 0-9, _, ., - and / between names, none of them . or ..")
+		return "", errors.New(`a path holds a-z, 0-9, _, ., - and / between names, none of them "." or ".."`)
 	}
 	return ns + ":" + p, nil
 }
