@@ -165,7 +165,7 @@ func Open(save string, dim Dimension) (*Checker, error) {
 		}
 		c.dir = save
 	}
-	typ, err := anvil.ResolveDimensionType(os.DirFS(save), dim, 0)
+	typ, err := anvil.ResolveDimensionType(os.DirFS(save), dim)
 	if err != nil {
 		return nil, fmt.Errorf("landcheck: %w", err)
 	}

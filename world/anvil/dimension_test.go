@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,7 +109,7 @@ func TestResolveDimensionType(t *testing.T) {
 		{"mymod:undefined", 0, anvil.DimensionType{MinY: -64, Height: 384, LogicalHeight: 384, Source: "assumed"}, -1},
 		{"other:thing", 0, anvil.DimensionType{MinY: -64, Height: 384, LogicalHeight: 384, Source: "assumed"}, -1},
 	} {
-		got, err := anvil.ResolveDimensionType(save, tc.dim, tc.dv)
+		got, err := anvil.ResolveDimensionType(withLevel(t, save, anviltest.Level{DataVersion: tc.dv}), tc.dim)
 		if err != nil || got != tc.want {
 			t.Errorf("ResolveDimensionType(%q) = %+v, %v; want %+v", tc.dim, got, err, tc.want)
 			continue
@@ -118,19 +119,71 @@ func TestResolveDimensionType(t *testing.T) {
 		}
 	}
 	for _, bad := range []anvil.Dimension{"mymod:broken", "mymod:garbage", "../x"} {
-		if got, err := anvil.ResolveDimensionType(save, bad, 0); err == nil {
+		if got, err := anvil.ResolveDimensionType(save, bad); err == nil {
 			t.Errorf("ResolveDimensionType(%q) = %+v, want an error", bad, got)
 		}
 	}
 	// A zip that is not one: what it defines cannot be known.
-	if _, err := anvil.ResolveDimensionType(fstest.MapFS{"datapacks/x.zip": {Data: []byte("PK not a zip")}}, anvil.Nether, 0); err == nil {
+	if _, err := anvil.ResolveDimensionType(fstest.MapFS{"datapacks/x.zip": {Data: []byte("PK not a zip")}}, anvil.Nether); err == nil {
 		t.Error("a corrupt zip datapack: no error")
 	}
 	// A file over the size limit.
 	huge := fstest.MapFS{"datapacks/a/data/minecraft/dimension_type/the_nether.json": {Data: bytes.Repeat([]byte(" "), 2<<20)}}
-	if _, err := anvil.ResolveDimensionType(huge, anvil.Nether, 0); err == nil || !strings.Contains(err.Error(), "limit") {
+	if _, err := anvil.ResolveDimensionType(huge, anvil.Nether); err == nil || !strings.Contains(err.Error(), "limit") {
 		t.Errorf("an oversized dimension type: %v, want a limit error", err)
 	}
+}
+
+// TestDatapackOrder: level.dat's list of enabled packs orders them (the
+// last wins), a pack it names disabled does not count, and a pack it
+// does not name comes after those it names.
+func TestDatapackOrder(t *testing.T) {
+	typ := func(logical int) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte(fmt.Sprintf(`{"has_ceiling": true, "logical_height": %d}`, logical))}
+	}
+	const file = "data/minecraft/dimension_type/the_nether.json"
+	save := fstest.MapFS{
+		"datapacks/a/" + file: typ(64),
+		"datapacks/b/" + file: typ(80),
+		"datapacks/c/" + file: typ(96),
+	}
+	for _, tc := range []struct {
+		enabled, disabled []string
+		want              int
+	}{
+		{nil, nil, 96}, // name order: c last
+		{[]string{"vanilla", "file/c", "file/a"}, nil, 80}, // b is not named: it comes last
+		{[]string{"vanilla", "file/c", "file/a"}, []string{"file/b"}, 64},
+		{[]string{"file/b", "file/a"}, []string{"file/c"}, 64},
+		{[]string{"vanilla"}, []string{"file/a", "file/b", "file/c"}, 128}, // the game's own
+	} {
+		fsys := save
+		if tc.enabled != nil || tc.disabled != nil {
+			fsys = withLevel(t, save, anviltest.Level{EnabledPacks: tc.enabled, DisabledPacks: tc.disabled})
+		}
+		got, err := anvil.ResolveDimensionType(fsys, anvil.Nether)
+		if err != nil || got.LogicalHeight != tc.want {
+			t.Errorf("enabled %v, disabled %v: %+v, %v; want logical height %d", tc.enabled, tc.disabled, got, err, tc.want)
+		}
+	}
+}
+
+// withLevel returns save with a level.dat holding lv.
+func withLevel(t *testing.T, save fstest.MapFS, lv anviltest.Level) fstest.MapFS {
+	t.Helper()
+	dir := t.TempDir()
+	if err := anviltest.WriteLevel(dir, lv); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "level.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := fstest.MapFS{"level.dat": {Data: data}}
+	for k, v := range save {
+		out[k] = v
+	}
+	return out
 }
 
 func TestParseDimensionType(t *testing.T) {

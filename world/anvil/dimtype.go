@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"path"
 	"slices"
 	"strings"
@@ -168,10 +169,14 @@ type datapack struct {
 	read func(name string) ([]byte, error)
 }
 
-// datapacks lists the save's datapacks, in name order: a later pack's
-// files override an earlier one's. A zip that does not open is an error
-// (what it defines cannot be known). close releases the zips.
-func datapacks(save fs.FS) (packs []datapack, close func(), err error) {
+// datapacks lists the save's datapacks, lowest priority first: a later
+// pack's files override an earlier one's. The order is level.dat's list
+// of enabled packs ("file/<name>"), then the packs it does not name in
+// name order (the game enables a pack it finds new); a pack it names
+// disabled is left out. Without that list, every pack in name order. A
+// zip that does not open is an error (what it defines cannot be known).
+// close releases the zips.
+func datapacks(save fs.FS, lv packList) (packs []datapack, close func(), err error) {
 	entries, err := fs.ReadDir(save, "datapacks")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, func() {}, nil
@@ -179,6 +184,21 @@ func datapacks(save fs.FS) (packs []datapack, close func(), err error) {
 	if err != nil {
 		return nil, func() {}, err
 	}
+	rank := map[string]int{}
+	for i, n := range lv.enabled {
+		if name, ok := strings.CutPrefix(n, "file/"); ok {
+			rank[name] = i - len(lv.enabled) // before the unnamed ones
+		}
+	}
+	for _, n := range lv.disabled {
+		if name, ok := strings.CutPrefix(n, "file/"); ok {
+			if _, on := rank[name]; !on {
+				rank[name] = math.MaxInt // left out
+			}
+		}
+	}
+	entries = slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return rank[e.Name()] == math.MaxInt })
+	slices.SortStableFunc(entries, func(a, b fs.DirEntry) int { return cmpInt(rank[a.Name()], rank[b.Name()]) })
 	if len(entries) > maxDatapacks {
 		entries = entries[:maxDatapacks]
 	}
@@ -239,17 +259,22 @@ func openZip(save fs.FS, name string) (*zip.Reader, io.Closer, error) {
 
 // readLimited reads a file of fsys, failing past maxDatapackJSON bytes.
 func readLimited(fsys fs.FS, name string) ([]byte, error) {
+	return readLimitedN(fsys, name, maxDatapackJSON)
+}
+
+// readLimitedN reads a file of fsys, failing past limit bytes.
+func readLimitedN(fsys fs.FS, name string, limit int64) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxDatapackJSON+1))
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxDatapackJSON {
-		return nil, fmt.Errorf("%s is over the limit of %d bytes", name, maxDatapackJSON)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is over the limit of %d bytes", name, limit)
 	}
 	return b, nil
 }
@@ -274,18 +299,30 @@ func findDatapackFile(packs []datapack, name string) ([]byte, string, bool, erro
 // save: the type its datapacks give it (datapacks/<pack>/data/<ns>/
 // dimension/<path>.json naming a type, or holding one inline; the type
 // from data/<ns>/dimension_type/<path>.json of the packs, else the game's
-// own), else the vanilla type of the same id. dataVersion is the save's
-// (level.dat), for the vanilla overworld's height. Packs are folders or
-// zips, read in name order, a later one overriding an earlier one. A
-// dimension no pack nor the game defines has an assumed type: the
-// overworld's height, no roof (Source "assumed"). It fails on a pack or
-// file that cannot be read or does not decode.
-func ResolveDimensionType(save fs.FS, d Dimension, dataVersion int32) (DimensionType, error) {
+// own), else the vanilla type of the same id. Packs are folders or zips,
+// a later one overriding an earlier one: in the order of level.dat's
+// enabled packs, then those it does not name in name order; those it
+// names disabled do not count. level.dat's DataVersion sets the vanilla
+// overworld's height. A dimension no pack nor the game defines has an
+// assumed type: the overworld's height, no roof (Source "assumed"). It
+// fails on a level.dat, pack or file that cannot be read or does not
+// decode.
+func ResolveDimensionType(save fs.FS, d Dimension) (DimensionType, error) {
 	d = d.canonical()
 	if !d.Valid() {
 		return DimensionType{}, fmt.Errorf("anvil: dimension %q is not a resource id", string(d))
 	}
-	packs, closePacks, err := datapacks(save)
+	var lv Level
+	var pl packList
+	if data, err := readLimitedN(save, "level.dat", maxLevelBytes); err == nil {
+		if lv, err = parseLevel(data, &pl); err != nil {
+			return DimensionType{}, fmt.Errorf("anvil: level.dat: %w", err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return DimensionType{}, fmt.Errorf("anvil: level.dat: %w", err)
+	}
+	dataVersion := lv.DataVersion
+	packs, closePacks, err := datapacks(save, pl)
 	if err != nil {
 		return DimensionType{}, fmt.Errorf("anvil: datapacks: %w", err)
 	}
@@ -325,4 +362,14 @@ func ResolveDimensionType(save fs.FS, d Dimension, dataVersion int32) (Dimension
 	t, _ := VanillaDimensionType("minecraft:overworld", dataVersion)
 	t.ID, t.Source = "", "assumed"
 	return t, nil
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

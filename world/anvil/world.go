@@ -144,7 +144,7 @@ func (w *World) init(opts Options) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("anvil: level.dat: %w", err)
 	}
-	typ, err := ResolveDimensionType(w.root.FS(), w.dim, w.level.DataVersion)
+	typ, err := ResolveDimensionType(w.root.FS(), w.dim)
 	if err != nil {
 		return err
 	}

@@ -124,6 +124,10 @@ type Level struct {
 	BorderSize float64
 	// BorderCenterX and BorderCenterZ are the border's centre. Default 0.
 	BorderCenterX, BorderCenterZ float64
+	// EnabledPacks and DisabledPacks are Data.DataPacks.Enabled and
+	// .Disabled ("vanilla", "file/mypack.zip"); written when either is
+	// not nil. Default nil: no DataPacks.
+	EnabledPacks, DisabledPacks []string
 }
 
 // WriteLevel writes dir/level.dat (gzip-compressed NBT) holding lv, in
@@ -142,6 +146,9 @@ func WriteLevel(dir string, lv Level) error {
 		"SpawnZ":      lv.SpawnZ,
 		"version":     int32(19133),
 		"Version":     map[string]any{"Id": dv},
+	}
+	if lv.EnabledPacks != nil || lv.DisabledPacks != nil {
+		data["DataPacks"] = map[string]any{"Enabled": nonNil(lv.EnabledPacks), "Disabled": nonNil(lv.DisabledPacks)}
 	}
 	if lv.BorderSize > 0 {
 		data["BorderSize"] = lv.BorderSize
@@ -228,4 +235,11 @@ func WriteSave(dir string, s Save) error {
 		return WriteLevel(dir, *s.Level)
 	}
 	return os.MkdirAll(dir, 0o755)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
