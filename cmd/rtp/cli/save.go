@@ -260,8 +260,10 @@ func saveHolds(path string, dims []anvil.SaveDimension) string {
 		more = append(more, "level.dat")
 	}
 	switch {
+	case len(found) > 0 && len(more) > 0:
+		return "the save's dimensions: " + strings.Join(found, ", ") + "; besides, " + strings.Join(more, ", ")
 	case len(found) > 0:
-		return "the save's dimensions: " + strings.Join(append(found, more...), ", ")
+		return "the save's dimensions: " + strings.Join(found, ", ")
 	case len(more) > 0:
 		return "the save has no dimension, only " + strings.Join(more, ", ")
 	}
