@@ -160,19 +160,17 @@ func (p Procedural) Params() procgen.Params {
 }
 
 // AnvilOptions returns the options to open a minecraft world with
-// anvil.Open(w.Path, opts). It fails on an unknown dimension or a region
-// folder outside the save folder.
+// anvil.Open(w.Path, opts). It fails on a dimension that is not an alias
+// nor a resource id (anvil.ParseDimension) or a region folder outside the
+// save folder.
 func (w World) AnvilOptions() (anvil.Options, error) {
 	var o anvil.Options
-	switch w.Dimension {
-	case "", Overworld:
-		o.Dimension = anvil.Overworld
-	case Nether:
-		o.Dimension = anvil.Nether
-	case End:
-		o.Dimension = anvil.End
-	default:
-		return o, fmt.Errorf("config: unknown dimension %q (want overworld, nether or end)", w.Dimension)
+	if w.Dimension != "" {
+		d, err := anvil.ParseDimension(w.Dimension)
+		if err != nil {
+			return o, fmt.Errorf("config: %w", err)
+		}
+		o.Dimension = d
 	}
 	o.RegionDir = w.RegionDir
 	if err := o.Validate(); err != nil {

@@ -227,13 +227,14 @@ func TestAnvilOptions(t *testing.T) {
 	for _, tc := range []struct {
 		dim  string
 		want anvil.Dimension
-	}{{"", anvil.Overworld}, {Overworld, anvil.Overworld}, {Nether, anvil.Nether}, {End, anvil.End}} {
+	}{{"", ""}, {Overworld, anvil.Overworld}, {Nether, anvil.Nether}, {End, anvil.End},
+		{"minecraft:the_nether", anvil.Nether}, {"mymod:mining", "mymod:mining"}} {
 		o, err := World{Kind: KindMinecraft, Dimension: tc.dim, RegionDir: "dimensions/x/y/region"}.AnvilOptions()
 		if err != nil || o.Dimension != tc.want || o.RegionDir != "dimensions/x/y/region" {
 			t.Errorf("AnvilOptions(%q) = %+v, %v; want dimension %v", tc.dim, o, err, tc.want)
 		}
 	}
-	for _, w := range []World{{Dimension: "moon"}, {RegionDir: "../x"}} {
+	for _, w := range []World{{Dimension: "moon"}, {Dimension: "x:../y"}, {Dimension: "x:a\\b"}, {RegionDir: "../x"}} {
 		if _, err := w.AnvilOptions(); err == nil {
 			t.Errorf("AnvilOptions(%+v) = nil error, want one", w)
 		}

@@ -247,12 +247,12 @@ type World struct {
 	// relative to the working directory. Required for minecraft.
 	Path string `yaml:"path"`
 	// Dimension is the Minecraft dimension to read (kind minecraft):
-	// overworld, nether or end. Default overworld.
+	// overworld, nether, end or a dimension's id (minecraft:the_nether,
+	// a datapack's mymod:mining). Default overworld.
 	Dimension string `yaml:"dimension"`
 	// RegionDir overrides the region folder, relative to Path (kind
-	// minecraft; for custom dimensions such as
-	// "dimensions/ns/name/region"). It must stay inside Path. Default "":
-	// the dimension's folder.
+	// minecraft). It must stay inside Path. Default "": the dimension's
+	// folder, in the save's layout (see anvil.Options.RegionDir).
 	RegionDir string `yaml:"region_dir"`
 	// TileCache is how many terrain tiles (64 x 64 blocks, about 36 KiB
 	// each) a procedural world keeps decoded in memory, least recently

@@ -118,7 +118,7 @@ var badFiles = []struct {
 	{"minecraft dimension", "worlds:\n  world:\n    kind: minecraft\n    path: /\n    dimension: moon\n", []want{{5, "worlds.world.dimension", `unknown dimension "moon"`}}},
 	{"region_dir escapes", "worlds:\n  world:\n    kind: minecraft\n    path: /\n    region_dir: ../other/region\n", []want{{5, "worlds.world.region_dir", "leaves the save folder"}}},
 	{"region_dir absolute", "worlds:\n  world:\n    kind: minecraft\n    path: /\n    region_dir: /etc\n", []want{{5, "worlds.world.region_dir", "leaves the save folder"}}},
-	{"nether surface", "worlds:\n  nether:\n    kind: minecraft\n    path: /\n    dimension: nether\nregions:\n  r:\n    world: nether\n", []want{{7, "regions.r.safety.vertical.strategy", "nether's bedrock roof"}}},
+	{"dimension id leaving the save", "worlds:\n  world:\n    kind: minecraft\n    path: /\n    dimension: \"mymod:../../etc\"\n", []want{{5, "worlds.world.dimension", `none of them "." or ".."`}}},
 	{"safety rule", "regions:\n  default:\n    safety:\n      unsafe:\n        - lava\n        - \"lava[level\"\n      biomes:\n        deny: [\"#ocean\", \"a b\"]\n", []want{
 		{6, "regions.default.safety.unsafe[1]", `"lava[level"`},
 		{8, "regions.default.safety.biomes.deny[1]", `"a b"`},

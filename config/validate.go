@@ -21,6 +21,7 @@ import (
 	"github.com/rtpengine/rtp/stage"
 	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/verify"
+	"github.com/rtpengine/rtp/world/anvil"
 )
 
 // LineError is one problem of a configuration. Load, LoadFile, Validate
@@ -269,10 +270,8 @@ func (v *validator) world(p keyPath, w World) {
 		if w.WatchPeriod > time.Hour {
 			v.add(p.key("watch_period"), nil, "%v: want at most 1h (or negative: off)", w.WatchPeriod)
 		}
-		switch w.Dimension {
-		case Overworld, Nether, End:
-		default:
-			v.add(p.key("dimension"), nil, "unknown dimension %q: want overworld, nether or end", w.Dimension)
+		if _, err := anvil.ParseDimension(w.Dimension); err != nil {
+			v.add(p.key("dimension"), nil, "%s", strings.TrimPrefix(err.Error(), "anvil: "))
 		}
 		switch {
 		case strings.ContainsRune(w.RegionDir, 0):
@@ -316,21 +315,13 @@ func (v *validator) procedural(p keyPath, pp Procedural) {
 }
 
 func (v *validator) region(p keyPath, r Region, worlds map[string]World) {
-	w, ok := worlds[r.World]
+	_, ok := worlds[r.World]
 	if !ok {
 		v.add(p.key("world"), []keyPath{{"worlds"}}, "no world named %q (worlds: %s)", r.World, strings.Join(sortedKeys(worlds), ", "))
 	}
 	v.ps = append(v.ps, r.Shape.problems(p.key("shape"))...)
 	v.ps = append(v.ps, r.Distribution.problems(p.key("distribution"))...)
 	v.safety(p.key("safety"), r.Safety)
-	if ok && w.Kind == KindMinecraft && w.Dimension == Nether {
-		if s := r.Safety.Vertical.Strategy; s == "" || s == safety.Surface {
-			wp := keyPath{"worlds"}.name(r.World)
-			v.add(p.key("safety", "vertical", "strategy"), []keyPath{p.key("world"), wp.key("kind"), wp.key("dimension")},
-				"the surface strategy lands on the nether's bedrock roof: use linear or jump below it, like "+
-					"vertical: {strategy: linear, start: 120} with max_y: 120")
-		}
-	}
 	s := p.key("sinks")
 	v.count(s.key("general", "capacity"), r.Sinks.General.Capacity, 1)
 	v.count(s.key("login", "player_cap"), r.Sinks.Login.PlayerCap, 0)

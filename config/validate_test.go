@@ -63,12 +63,18 @@ func TestValidateBuiltInCode(t *testing.T) {
 			r.World, r.Safety = "n", safety.Nether()
 			c.Regions["n"] = r
 		}, nil},
-		{"nether with the default surface search", func(c *Config) {
+		{"nether with the default surface search (below the roof)", func(c *Config) {
 			c.Worlds["n"] = World{Kind: KindMinecraft, Path: saveDir, Dimension: Nether}
 			r := DefaultRegion()
 			r.World = "n"
 			c.Regions["n"] = r
-		}, []string{"regions.n.safety.vertical.strategy"}},
+		}, nil},
+		{"a datapack's dimension by id", func(c *Config) {
+			c.Worlds["n"] = World{Kind: KindMinecraft, Path: saveDir, Dimension: "mymod:mining/deep"}
+		}, nil},
+		{"a dimension id with odd characters", func(c *Config) {
+			c.Worlds["n"] = World{Kind: KindMinecraft, Path: saveDir, Dimension: "MyMod:Mining"}
+		}, []string{"worlds.n.dimension"}},
 		{"fields the kind does not use are ignored", func(c *Config) {
 			w := c.Worlds["world"]
 			w.Path = "/nonexistent"

@@ -499,6 +499,20 @@ func (k *Checker) CheckColumn(c *world.Chunk, x, z int) (Result, bool) {
 	lo, hi := k.bounds(c)
 	switch k.c.strategy {
 	case stratSurface:
+		if c.HasCeiling {
+			// A roof tops every column: the surface is the highest
+			// floor under it, found searching down from below it.
+			if c.Blocks == nil {
+				r.Reason = NoBlockData
+				return r, false
+			}
+			if y, ok := k.scanDown(t, c.Blocks, x, z, lo, hi); ok {
+				r.Y, r.Ground = y, c.Blocks.Block(x, y-1, z)
+			} else {
+				r.Reason = NoSafeY
+			}
+			break
+		}
 		if col.Top == world.NoTop {
 			r.Reason = Void
 			return r, false
@@ -519,9 +533,14 @@ func (k *Checker) CheckColumn(c *world.Chunk, x, z int) (Result, bool) {
 }
 
 // bounds returns the landing y range [lo, hi] in chunk c: inside the build
-// height (ground at MinY or above, feet below MaxY) and the rules.
+// height (ground at MinY or above, feet below MaxY), below the ceiling of
+// a chunk that has one (feet and headroom under the roof's top layer)
+// and inside the rules.
 func (k *Checker) bounds(c *world.Chunk) (lo, hi int) {
 	lo, hi = int(c.MinY)+1, int(c.MaxY)-1
+	if c.HasCeiling {
+		hi = min(hi, int(c.Ceiling)-k.c.headroom)
+	}
 	lo, hi = max(lo, k.c.minY), min(hi, k.c.maxY)
 	return lo, hi
 }
@@ -783,7 +802,7 @@ func (k *Checker) ScreenExcept(c *world.Chunk, rng *rand.Rand, skip func(x, z in
 		x, z := i%world.ChunkSize, i/world.ChunkSize
 		r, ok := k.CheckColumn(c, x, z)
 		if !ok && r.Reason == NoBlockData {
-			if k.c.strategy == stratLinear || k.c.strategy == stratJump {
+			if k.c.strategy == stratLinear || k.c.strategy == stratJump || c.HasCeiling {
 				r.Y = k.nominalY(c)
 			}
 			ok = true
@@ -828,8 +847,10 @@ func (k *Checker) ScreenExcept(c *world.Chunk, rng *rand.Rand, skip func(x, z in
 func (k *Checker) nominalY(c *world.Chunk) int {
 	lo, hi := k.bounds(c)
 	switch {
+	case k.c.strategy == stratSurface:
+		return hi // under a ceiling: the search down starts there
 	case k.c.hasStart:
-		return k.c.start
+		return min(k.c.start, hi)
 	case k.c.down:
 		return hi
 	}

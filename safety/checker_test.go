@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -463,6 +464,64 @@ func TestSurfaceOnNetherRoof(t *testing.T) {
 	}
 }
 
+// TestNetherCeiling: in a chunk with a ceiling no strategy lands at or
+// above it, feet or head, and the surface strategy searches down from
+// below it, past lava, for the highest floor with headroom.
+func TestNetherCeiling(t *testing.T) {
+	c, g := netherChunk()
+	c.HasCeiling, c.Ceiling = true, 127
+	// Column (1, 1): air from 121 up to the roof's top layer at 127 (as a
+	// thin roof would leave it), a floor at 120: a landing at 121 would
+	// put the head at 122, below the roof; one at 125 and 126 touches it.
+	col := slices.Clone(g.cols[1*world.ChunkSize+1])
+	for y := 121; y < 127; y++ {
+		col[y] = air
+	}
+	setColumn(c, g, 1, 1, world.Biome("minecraft:nether_wastes"), col...)
+	tests := []struct {
+		name   string
+		r      safety.Rules
+		x, z   int
+		y      int
+		reason safety.Reason
+	}{
+		{"surface searches down", safety.Rules{}, 6, 11, 31, safety.Accepted},
+		{"surface under a thin roof", safety.Rules{}, 1, 1, 121, safety.Accepted},
+		{"surface headroom 6 just fits under the roof", safety.Rules{Headroom: 6}, 1, 1, 121, safety.Accepted},
+		{"surface headroom 7 does not fit under the roof", safety.Rules{Headroom: 7}, 1, 1, 31, safety.Accepted},
+		{"linear down from the top", safety.Rules{Vertical: safety.Vertical{Strategy: safety.Linear}}, 6, 11, 31, safety.Accepted},
+		{"linear down from above the roof", safety.Rules{Vertical: safety.Vertical{Strategy: safety.Linear, Start: ptr(200)}}, 1, 1, 121, safety.Accepted},
+		{"jump down from the top", safety.Rules{Vertical: safety.Vertical{Strategy: safety.Jump}}, 6, 11, 31, safety.Accepted},
+		{"linear up to the roof", safety.Rules{Vertical: safety.Vertical{Strategy: safety.Linear, Direction: safety.Up, Start: ptr(100)}}, 1, 1, 121, safety.Accepted},
+		{"linear up over the pocket", safety.Rules{Vertical: safety.Vertical{Strategy: safety.Linear, Direction: safety.Up, Start: ptr(122)}}, 1, 1, 0, safety.NoSafeY},
+		{"fixed at the roof", safety.Rules{Vertical: safety.Vertical{Strategy: safety.Fixed, Y: ptr(126)}}, 1, 1, 126, safety.AboveMaxY},
+		{"fixed under the roof", safety.Rules{Vertical: safety.Vertical{Strategy: safety.Fixed, Y: ptr(121)}}, 1, 1, 121, safety.Accepted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, ok := mustNew(t, tt.r).CheckColumn(c, tt.x, tt.z)
+			if r.Reason != tt.reason || (ok && r.Y != tt.y) {
+				t.Fatalf("CheckColumn = y %d, %v; want y %d, %v", r.Y, r.Reason, tt.y, tt.reason)
+			}
+			if ok && r.Y+max(tt.r.Headroom, safety.DefaultHeadroom)-1 >= 127 {
+				t.Fatalf("landing at %d reaches the ceiling", r.Y)
+			}
+		})
+	}
+	// Every column of the chunk, every strategy: nothing at or above it.
+	for _, r := range []safety.Rules{{}, safety.Nether(), {Vertical: safety.Vertical{Strategy: safety.Linear}}, {Vertical: safety.Vertical{Strategy: safety.Jump, Step: 9}}} {
+		k := mustNew(t, r)
+		for i := range world.ChunkSize * world.ChunkSize {
+			if res, ok := k.CheckColumn(c, i%16, i/16); ok && res.Y+1 >= 127 {
+				t.Fatalf("%+v: column %d lands at %d", r.Vertical, i, res.Y)
+			}
+		}
+		if _, _, y, _, ok := k.Screen(c); !ok || y+1 >= 127 {
+			t.Fatalf("%+v: Screen = y %d, %v", r.Vertical, y, ok)
+		}
+	}
+}
+
 func TestVerticalNeedsBlocks(t *testing.T) {
 	c, _ := netherChunk()
 	c.Blocks = nil
@@ -500,6 +559,9 @@ func TestSearchModel(t *testing.T) {
 			col[i] = palette[rng.IntN(len(palette))]
 		}
 		setColumn(c, g, 0, 0, plains, col...)
+		if rng.IntN(3) == 0 {
+			c.HasCeiling, c.Ceiling = true, int32(minY+rng.IntN(maxY-minY))
+		}
 		headroom := 1 + rng.IntN(3)
 		start := minY - 3 + rng.IntN(maxY-minY+6)
 		step := 1 + rng.IntN(6)
@@ -515,6 +577,9 @@ func TestSearchModel(t *testing.T) {
 		kl, kj, kj1 := mustNew(t, lin), mustNew(t, jump), mustNew(t, jump1)
 
 		lo, hi := minY+1, maxY-1
+		if c.HasCeiling {
+			hi = min(hi, int(c.Ceiling)-headroom)
+		}
 		if base.MinY != nil {
 			lo, hi = max(lo, *base.MinY), min(hi, *base.MaxY)
 		}
@@ -545,7 +610,21 @@ func TestSearchModel(t *testing.T) {
 				}
 			}
 		}
-		desc := fmt.Sprintf("iter %d: %s from %d in [%d, %d], headroom %d", iter, dir, start, lo, hi, headroom)
+		desc := fmt.Sprintf("iter %d: %s from %d in [%d, %d], headroom %d, ceiling %v %d", iter, dir, start, lo, hi, headroom, c.HasCeiling, c.Ceiling)
+		if c.HasCeiling {
+			// Surface under a ceiling: the highest safe y below it.
+			top, has := 0, false
+			for y := hi; y >= lo; y-- {
+				if safe(y) {
+					top, has = y, true
+					break
+				}
+			}
+			rs, oks := mustNew(t, base).CheckColumn(c, 0, 0)
+			if oks != has || (oks && rs.Y != top) {
+				t.Fatalf("%s: surface = %d, %v (%v); brute force %d, %v", desc, rs.Y, oks, rs.Reason, top, has)
+			}
+		}
 		r, ok := kl.CheckColumn(c, 0, 0)
 		if ok != found || (ok && r.Y != want) {
 			t.Fatalf("%s: linear = %d, %v (%v); brute force %d, %v", desc, r.Y, ok, r.Reason, want, found)

@@ -43,14 +43,18 @@
 // # Vertical strategies
 //
 //   - surface (default): the column summary's top block is the ground;
-//     no block data needed.
+//     no block data needed. Under a roof (a chunk with
+//     world.Chunk.HasCeiling, such as the Nether's) it is the highest
+//     floor below the roof, searched down through the block data.
 //   - linear: scan one block at a time from a start y, down (default) or
-//     up, for the first y with safe ground and headroom. A nether-like
-//     world scans down from below its roof (see Nether).
+//     up, for the first y with safe ground and headroom.
 //   - jump: probe every step blocks and scan only between a probe in free
 //     space and one that is not; faster over tall spans, blind to floors
 //     and cavities thinner than the step.
 //   - fixed: land exactly at y, if it is safe.
+//
+// Whatever the strategy, a landing in a chunk with a ceiling lies wholly
+// below it, feet and headroom (a rejection there is AboveMaxY).
 //
 // Strategies other than surface read the chunk's block data
 // (world.Chunk.Blocks); on a chunk without it they reject with NoBlockData

@@ -66,7 +66,10 @@ type BiomeRules struct {
 
 // Vertical strategy names.
 const (
-	// Surface lands on the column's top block, from the column summary.
+	// Surface lands on the column's top block, from the column summary;
+	// in a chunk with a ceiling (world.Chunk.HasCeiling: the Nether's
+	// roof), on the highest floor below the roof, searched down through
+	// the block data.
 	Surface = "surface"
 	// Linear scans one block at a time from Start in Direction, for the
 	// first y with safe ground and headroom (a nether-like world scans down
@@ -141,6 +144,9 @@ func Default() Rules {
 // Nether returns rules for a nether-like world with a bedrock roof: the
 // default block rules, a linear search down from y 120 (below the roof of
 // a vanilla nether, which spans 0 to 127), landing no higher than 120.
+// The default rules are as safe there when the source gives its chunks a
+// ceiling (world.Chunk.HasCeiling, as package anvil does); these also
+// keep below 120 a source that does not.
 func Nether() Rules {
 	r := Default()
 	top := 120

@@ -198,6 +198,12 @@ type Chunk struct {
 	Pos geom.Chunk
 	// MinY and MaxY bound the world's build height: MinY <= y < MaxY.
 	MinY, MaxY int32
+	// HasCeiling reports that the dimension has a roof (the Nether's
+	// bedrock), and Ceiling is the y of the roof's top layer: a landing
+	// lies wholly below it, feet and headroom, and the search for one
+	// starts under it. Default false: no roof, MaxY bounds the landings.
+	HasCeiling bool
+	Ceiling    int32
 	// Blocks gives any block of the chunk, or is nil when the source keeps
 	// only column summaries.
 	Blocks BlockReader

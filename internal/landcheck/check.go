@@ -9,46 +9,20 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rtpengine/rtp/world/anvil"
 	"github.com/rtpengine/rtp/world/blockdata"
 )
 
-// Dimension is one of a save's worlds.
-type Dimension uint8
+// Dimension is one of a save's worlds, by id (package anvil's type: the
+// aliases and the folders of both layouts are the same).
+type Dimension = anvil.Dimension
 
+// The vanilla dimensions.
 const (
-	// Overworld is read from region/.
-	Overworld Dimension = iota
-	// Nether is read from DIM-1/region/; landings must be below its roof.
-	Nether
-	// End is read from DIM1/region/.
-	End
+	Overworld = anvil.Overworld
+	Nether    = anvil.Nether
+	End       = anvil.End
 )
-
-func (d Dimension) String() string {
-	switch d {
-	case Overworld:
-		return "overworld"
-	case Nether:
-		return "nether"
-	case End:
-		return "end"
-	}
-	return fmt.Sprintf("dimension(%d)", uint8(d))
-}
-
-func (d Dimension) regionDir() string {
-	switch d {
-	case Nether:
-		return filepath.Join("DIM-1", "region")
-	case End:
-		return filepath.Join("DIM1", "region")
-	}
-	return "region"
-}
-
-// NetherRoofY is the top layer of the nether's bedrock roof: a landing in
-// the nether must have its head below it.
-const NetherRoofY = 127
 
 // Part names the block of a landing a Failure is about.
 type Part string
@@ -84,8 +58,9 @@ const (
 	Barrier Reason = "barrier"
 	// Blocked: the feet or head block is not passable.
 	Blocked Reason = "not passable"
-	// AboveRoof: a nether landing at or above the roof.
-	AboveRoof Reason = "above the nether roof"
+	// AboveRoof: a landing whose feet or head are at or above the
+	// ceiling of a dimension with a roof (the Nether's).
+	AboveRoof Reason = "at or above the ceiling"
 	// Void: nothing at all below the feet.
 	Void Reason = "over the void"
 )
@@ -155,30 +130,52 @@ func Failures(err error) []*Failure {
 // chunk was first read. Create one with Open; the zero value is not
 // usable.
 type Checker struct {
-	dir string
-	dim Dimension
+	dir     string
+	dim     Dimension
+	ceiling int // the roof's top layer, when hasRoof
+	hasRoof bool
 
 	mu     sync.Mutex
 	chunks map[[2]int]*chunk
 }
 
 // Open returns a checker of dimension dim of the save folder save: its
-// dimension folder (region/, DIM-1/region/, DIM1/region/) when it exists,
-// else save itself when it holds region files.
+// region folder in the 26.1 layout (dimensions/<namespace>/<path>/region)
+// or the older one (region/, DIM-1/region/, DIM1/region/), else save
+// itself when it holds region files. The dimension's roof comes from its
+// type as anvil.ResolveDimensionType finds it (the save's datapacks, else
+// the game's).
 func Open(save string, dim Dimension) (*Checker, error) {
-	if dim > End {
-		return nil, fmt.Errorf("landcheck: unknown dimension %d", dim)
+	if !dim.Valid() {
+		return nil, fmt.Errorf("landcheck: dimension %q is not a resource id", string(dim))
 	}
-	dir := filepath.Join(save, dim.regionDir())
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+	dim = Dimension(dim.ID())
+	c := &Checker{dim: dim, chunks: map[[2]int]*chunk{}}
+	for _, d := range []string{dim.ModernRegionDir(), dim.RegionDir()} {
+		p := filepath.Join(save, filepath.FromSlash(d))
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			c.dir = p
+			break
+		}
+	}
+	if c.dir == "" {
 		m, _ := filepath.Glob(filepath.Join(save, "r.*.*.mca"))
 		if len(m) == 0 {
-			return nil, fmt.Errorf("landcheck: %s holds neither %s nor region files", save, dim.regionDir())
+			return nil, fmt.Errorf("landcheck: %s holds neither %s nor %s nor region files", save, dim.ModernRegionDir(), dim.RegionDir())
 		}
-		dir = save
+		c.dir = save
 	}
-	return &Checker{dir: dir, dim: dim, chunks: map[[2]int]*chunk{}}, nil
+	typ, err := anvil.ResolveDimensionType(os.DirFS(save), dim)
+	if err != nil {
+		return nil, fmt.Errorf("landcheck: %w", err)
+	}
+	c.ceiling, c.hasRoof = typ.Ceiling()
+	return c, nil
 }
+
+// Ceiling returns the y of the top layer of the dimension's roof, and
+// false when it has none.
+func (c *Checker) Ceiling() (int, bool) { return c.ceiling, c.hasRoof }
 
 func (c *Checker) chunk(x, z int64) (*chunk, error) {
 	key := [2]int{int(x >> 4), int(z >> 4)}
@@ -224,7 +221,8 @@ func (c *Checker) Blocks(x, y, z int64) (ground, feet, head string, err error) {
 //     hazard, no fluid (nor waterlogged), no leaves and no barrier;
 //   - feet (y) and head (y+1) must be passable by blockdata, no fluid and
 //     no hazard;
-//   - in the nether the head must be below NetherRoofY;
+//   - in a dimension with a roof, the head must be below the roof's top
+//     layer (Ceiling);
 //   - something must lie below the feet (not the void);
 //   - the chunk must be stored and finished.
 func (c *Checker) Check(x, y, z int64) error {
@@ -291,8 +289,8 @@ func (c *Checker) Check(x, y, z int64) error {
 			}
 		}
 	}
-	if c.dim == Nether && y+1 >= NetherRoofY {
-		add(Location, AboveRoof, raw{}, y, fmt.Sprintf("head at y %d, roof at y %d", y+1, NetherRoofY))
+	if c.hasRoof && y+1 >= int64(c.ceiling) {
+		add(Location, AboveRoof, raw{}, y, fmt.Sprintf("head at y %d, roof's top at y %d", y+1, c.ceiling))
 	}
 	return errors.Join(fails...)
 }

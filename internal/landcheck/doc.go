@@ -9,6 +9,11 @@
 // A landing is (x, y, z) with y the block the feet occupy: the ground is
 // y-1, the head y+1. Check returns one *Failure per problem.
 //
+// Where the dimension's region files lie and whether it has a roof are
+// the save's facts, not a judgement: those come from world/anvil (its
+// Dimension ids and ResolveDimensionType), so that a test checks the
+// engine against the same dimension type the save defines.
+//
 // The package serves tests on saves they trust: go-mc's reflective NBT
 // decoder allocates what a file claims, so it is no reader for hostile
 // files.

@@ -211,8 +211,10 @@ func TestOpen(t *testing.T) {
 	if _, err := landcheck.Open(t.TempDir(), landcheck.Overworld); err == nil {
 		t.Error("Open of an empty folder = nil error")
 	}
-	if _, err := landcheck.Open(t.TempDir(), 7); err == nil {
-		t.Error("Open of dimension 7 = nil error")
+	for _, d := range []landcheck.Dimension{"../x", "mymod:../../x", "Nether"} {
+		if _, err := landcheck.Open(t.TempDir(), d); err == nil {
+			t.Errorf("Open of dimension %q = nil error", string(d))
+		}
 	}
 }
 

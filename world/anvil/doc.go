@@ -1,8 +1,16 @@
 // Package anvil reads Minecraft Java Edition worlds from their region files
 // (the Anvil format), read-only, as a world.Source: World.Load returns a
-// chunk's column summaries (top block, the two above, biome) and, for the
-// nether or on request, its full blocks. It never generates anything: a
-// missing or unfinished chunk is world.ErrUngenerated.
+// chunk's column summaries (top block, the two above, biome) and, for a
+// dimension with a roof or on request, its full blocks. It never generates
+// anything: a missing or unfinished chunk is world.ErrUngenerated.
+//
+// A dimension is a resource id (Dimension: minecraft:the_nether, a
+// datapack's mymod:mining), its region folder found in the layout of 26.1
+// (dimensions/<namespace>/<path>/region/) or the older one (region/,
+// DIM-1/region/, DIM1/region/). Its type (DimensionType: build height,
+// logical height, roof) comes from the save's datapacks, folders or zips,
+// else from the game's own types; chunks of a dimension with a roof carry
+// its ceiling (world.Chunk.Ceiling), below which every landing must lie.
 //
 // Every layout the game has written is read: before 1.13 (numeric block
 // ids, mapped to names by a table; the light-based HeightMap), 1.13 to 1.17

@@ -171,7 +171,7 @@ func checkFixture(t *testing.T, file string, f fixture) fixtureStats {
 			t.Fatalf("Load(%v) = pos %v y %d..%d, oracle y %d..%d", c, ch.Pos, ch.MinY, ch.MaxY, o.minY, o.maxY)
 		}
 		checkColumns(t, ch, o, &st)
-		for _, l := range Landings(ch, Overworld) {
+		for _, l := range Landings(ch) {
 			x, z := l.Block.Local()
 			if l.Block.Chunk() != c {
 				t.Fatalf("landing %v outside %v", l, c)

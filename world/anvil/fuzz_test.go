@@ -127,7 +127,16 @@ func FuzzDecompress(f *testing.F) {
 func FuzzLevel(f *testing.F) {
 	f.Add(marshal(f, map[string]any{"Data": map[string]any{"SpawnX": int32(1), "BorderSize": 10.0, "Version": map[string]any{"Name": "x"}}}))
 	f.Add(marshal(f, map[string]any{"Data": map[string]any{"spawn": map[string]any{"pos": []int32{1, 2, 3}}}}))
+	f.Add(marshal(f, map[string]any{"Data": map[string]any{"DataPacks": map[string]any{"Enabled": []string{"vanilla", "file/a.zip"}, "Disabled": []int32{1}}}}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ParseLevel(data)
+		var pl packList
+		lv, err := parseLevel(data, &pl)
+		if err == nil && (len(pl.enabled) > maxLevelPacks || len(pl.disabled) > maxLevelPacks) {
+			t.Fatalf("%d and %d packs kept, over %d", len(pl.enabled), len(pl.disabled), maxLevelPacks)
+		}
+		if again, err2 := ParseLevel(data); (err == nil) != (err2 == nil) || err == nil && again != lv {
+			t.Fatalf("reading the packs changed the level: %+v, %v; %+v, %v", lv, err, again, err2)
+		}
 	})
 }

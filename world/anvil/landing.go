@@ -17,11 +17,12 @@ type Landing struct {
 // tools, not the engine's safety policy (which is configurable and lives in
 // its own package). The rule: the ground block blocks movement and is not a
 // fluid or a hazard (lava, water, magma, cactus, fire, powder snow, leaves,
-// ...), and the two blocks above are air or short plants. In a dimension
-// with a ceiling, each column is searched downwards from below its roof
-// with c.Blocks (no landing without them); elsewhere the column's top is
-// the only candidate, so void columns have none.
-func Landings(c *world.Chunk, dim Dimension) []Landing {
+// ...), and the two blocks above are air or short plants. In a chunk with
+// a ceiling (world.Chunk.HasCeiling), each column is searched downwards
+// from below its roof with c.Blocks (no landing without them), the head
+// below the ceiling; elsewhere the column's top is the only candidate, so
+// void columns have none.
+func Landings(c *world.Chunk) []Landing {
 	var out []Landing
 	origin := c.Pos.Origin()
 	for z := range world.ChunkSize {
@@ -31,7 +32,7 @@ func Landings(c *world.Chunk, dim Dimension) []Landing {
 				continue
 			}
 			at := geom.Block{X: origin.X + int64(x), Z: origin.Z + int64(z)}
-			if !dim.HasCeiling() {
+			if !c.HasCeiling {
 				if standable(col.Ground, col.Above[0], col.Above[1]) {
 					out = append(out, Landing{Block: at, Y: int(col.Top)})
 				}
@@ -40,7 +41,8 @@ func Landings(c *world.Chunk, dim Dimension) []Landing {
 			if c.Blocks == nil {
 				continue
 			}
-			for y := int(col.Top) - 3; y >= int(c.MinY); y-- {
+			// Ground at y, feet at y+1, head at y+2 below the ceiling.
+			for y := min(int(col.Top), int(c.Ceiling)-3); y >= int(c.MinY); y-- {
 				b := c.Blocks
 				if standable(b.Block(x, y, z), b.Block(x, y+1, z), b.Block(x, y+2, z)) {
 					out = append(out, Landing{Block: at, Y: y})

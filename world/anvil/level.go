@@ -30,6 +30,15 @@ type Level struct {
 	Border Border
 }
 
+// packList is what level.dat's DataPacks names: the enabled packs, lowest
+// priority first ("vanilla", "file/mypack.zip", ...), and the disabled
+// ones; both nil when it names none (before 1.13, or no level.dat). At
+// most maxLevelPacks of each are kept.
+type packList struct{ enabled, disabled []string }
+
+// maxLevelPacks bounds the datapack names kept from level.dat.
+const maxLevelPacks = 1024
+
 // Border is a square world border, a plain value; the zero value has no
 // area.
 type Border struct {
@@ -54,7 +63,10 @@ func DefaultLevel() Level {
 // ParseLevel decodes level.dat: gzip-compressed NBT (uncompressed NBT is
 // accepted too). Fields it lacks keep DefaultLevel's values. Both the
 // classic SpawnX/SpawnY/SpawnZ and the newer spawn compound are read.
-func ParseLevel(data []byte) (Level, error) {
+func ParseLevel(data []byte) (Level, error) { return parseLevel(data, nil) }
+
+// parseLevel is ParseLevel that also fills packs, when not nil.
+func parseLevel(data []byte, packs *packList) (Level, error) {
 	lv := DefaultLevel()
 	raw := data
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
@@ -76,7 +88,7 @@ func ParseLevel(data []byte) (Level, error) {
 			break
 		}
 		if t == tagCompound && string(name) == "Data" {
-			if err := lv.data(&c); err != nil {
+			if err := lv.data(&c, packs); err != nil {
 				return lv, err
 			}
 			continue
@@ -89,7 +101,7 @@ func ParseLevel(data []byte) (Level, error) {
 	return lv, nil
 }
 
-func (lv *Level) data(c *cursor) error {
+func (lv *Level) data(c *cursor, packs *packList) error {
 	const depth = 2
 	for {
 		t, name, err := c.header()
@@ -143,6 +155,12 @@ func (lv *Level) data(c *cursor) error {
 			} else {
 				err = c.skip(t, depth)
 			}
+		case "DataPacks":
+			if t == tagCompound && packs != nil {
+				err = packs.read(c)
+			} else {
+				err = c.skip(t, depth)
+			}
 		case "BorderCenterX":
 			f, ok, err = c.floatValue(t, depth)
 			if ok {
@@ -186,6 +204,53 @@ func (lv *Level) version(c *cursor) error {
 		}
 		if err := c.skip(t, 3); err != nil {
 			return err
+		}
+	}
+}
+
+// read reads the DataPacks compound: {Enabled: [names], Disabled:
+// [names]}.
+func (p *packList) read(c *cursor) error {
+	for {
+		t, name, err := c.header()
+		if err != nil {
+			return err
+		}
+		if t == tagEnd {
+			return nil
+		}
+		var dst *[]string
+		switch string(name) {
+		case "Enabled":
+			dst = &p.enabled
+		case "Disabled":
+			dst = &p.disabled
+		}
+		if dst == nil || t != tagList {
+			if err := c.skip(t, 3); err != nil {
+				return err
+			}
+			continue
+		}
+		et, n, err := c.list()
+		if err != nil {
+			return err
+		}
+		*dst = []string{}
+		for range n {
+			if et != tagString {
+				if err := c.skip(et, 4); err != nil {
+					return err
+				}
+				continue
+			}
+			s, err := c.str()
+			if err != nil {
+				return err
+			}
+			if len(*dst) < maxLevelPacks {
+				*dst = append(*dst, string(s))
+			}
 		}
 	}
 }

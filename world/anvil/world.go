@@ -18,59 +18,19 @@ import (
 	"github.com/rtpengine/rtp/world"
 )
 
-// Dimension selects which of a save's worlds to read.
-type Dimension uint8
-
-const (
-	// Overworld reads region/.
-	Overworld Dimension = iota
-	// Nether reads DIM-1/region/. Its MOTION_BLOCKING heightmap meets the
-	// bedrock roof, so its chunks always carry full blocks for a search
-	// below the roof.
-	Nether
-	// End reads DIM1/region/. Void columns (Top == world.NoTop) have no
-	// landing.
-	End
-)
-
-func (d Dimension) String() string {
-	switch d {
-	case Overworld:
-		return "overworld"
-	case Nether:
-		return "nether"
-	case End:
-		return "end"
-	}
-	return fmt.Sprintf("dimension(%d)", uint8(d))
-}
-
-// RegionDir returns the dimension's region folder inside a save folder.
-func (d Dimension) RegionDir() string {
-	switch d {
-	case Nether:
-		return "DIM-1/region"
-	case End:
-		return "DIM1/region"
-	}
-	return "region"
-}
-
-// HasCeiling reports whether the dimension has a roof above its landings,
-// so that safe places are found by searching down from below it.
-func (d Dimension) HasCeiling() bool { return d == Nether }
-
 // Options configure Open. The zero value reads the overworld.
 type Options struct {
-	// Dimension selects the world to read. Default Overworld.
+	// Dimension selects the world to read, by id. Default "": Overworld.
 	Dimension Dimension
-	// RegionDir overrides the region folder, relative to the save folder
-	// (for custom dimensions: "dimensions/ns/name/region"). It must stay
-	// inside the save folder. Default: the dimension's folder, or the save
+	// RegionDir overrides the region folder, relative to the save folder.
+	// It must stay inside the save folder. Default: the dimension's
+	// folder, in the 26.1 layout (dimensions/<namespace>/<path>/region)
+	// or the older one (region, DIM-1/region, DIM1/region), or the save
 	// folder itself when it holds region files directly.
 	RegionDir string
 	// Blocks attaches full block data (world.BlockReader) to every chunk.
-	// Default false: column summaries only. Always on for the Nether.
+	// Default false: column summaries only. Always on in a dimension
+	// whose type has a ceiling.
 	Blocks bool
 	// MaxOpenFiles bounds the region files kept open. Default 16.
 	MaxOpenFiles int
@@ -87,8 +47,8 @@ type Options struct {
 // Validate reports every problem with o.
 func (o Options) Validate() error {
 	var errs []error
-	if o.Dimension > End {
-		errs = append(errs, fmt.Errorf("anvil: unknown dimension %d", o.Dimension))
+	if !o.Dimension.Valid() {
+		errs = append(errs, fmt.Errorf("anvil: dimension %q is not a resource id (namespace:path of a-z, 0-9, _, ., - and /)", string(o.Dimension)))
 	}
 	if o.RegionDir != "" && !filepath.IsLocal(o.RegionDir) {
 		errs = append(errs, fmt.Errorf("anvil: region folder %q leaves the save folder", o.RegionDir))
@@ -120,6 +80,7 @@ type World struct {
 	dir    string // region folder, slash-separated, relative to root
 	regFS  fs.FS
 	dim    Dimension
+	typ    DimensionType
 	blocks bool
 	limit  int
 	level  Level
@@ -152,8 +113,8 @@ func Open(dir string, opts Options) (*World, error) {
 	}
 	w := &World{
 		root:   root,
-		dim:    opts.Dimension,
-		blocks: opts.Blocks || opts.Dimension.HasCeiling(),
+		dim:    opts.Dimension.canonical(),
+		blocks: opts.Blocks,
 		limit:  cmp(opts.MaxChunkBytes, DefaultMaxChunkBytes),
 		level:  DefaultLevel(),
 	}
@@ -183,17 +144,20 @@ func (w *World) init(opts Options) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("anvil: level.dat: %w", err)
 	}
-	switch {
-	case opts.RegionDir != "":
+	typ, err := ResolveDimensionType(w.root.FS(), w.dim)
+	if err != nil {
+		return err
+	}
+	w.typ = typ
+	w.blocks = w.blocks || typ.HasCeiling
+	if opts.RegionDir != "" {
 		w.dir = filepath.ToSlash(filepath.Clean(opts.RegionDir))
-	case isDir(w.root, opts.Dimension.RegionDir()):
-		w.dir = opts.Dimension.RegionDir()
-	case hasRegions(w.root):
-		w.dir = "."
-	case w.level.Found:
-		w.dir = opts.Dimension.RegionDir()
-	default:
-		return fmt.Errorf("anvil: %s holds neither level.dat, %s nor region files", w.root.Name(), opts.Dimension.RegionDir())
+	} else {
+		dir, ok := findRegionDir(w.root, w.dim, w.level)
+		if !ok {
+			return &NoDimensionError{Save: w.root.Name(), Dimension: w.dim, Has: listDimensions(w.root)}
+		}
+		w.dir = dir
 	}
 	sub, err := fs.Sub(w.root.FS(), w.dir)
 	if err != nil {
@@ -201,6 +165,28 @@ func (w *World) init(opts Options) error {
 	}
 	w.regFS = sub
 	return nil
+}
+
+// findRegionDir returns the region folder of dimension d: its folder in
+// the 26.1 layout or the older one, whichever exists, else the save
+// folder itself when it holds region files (a bare region folder), else,
+// in a save with level.dat, the folder the save's version would make (no
+// chunk generated yet). It returns false when none applies.
+func findRegionDir(root *os.Root, d Dimension, lv Level) (string, bool) {
+	for _, dir := range d.regionDirs() {
+		if isDir(root, dir) {
+			return dir, true
+		}
+	}
+	switch {
+	case hasRegions(root):
+		return ".", true
+	case !lv.Found:
+		return "", false
+	case lv.DataVersion >= DataVersionDimensionsFolder:
+		return d.ModernRegionDir(), true
+	}
+	return d.RegionDir(), true
 }
 
 func isDir(root *os.Root, name string) bool {
@@ -241,8 +227,16 @@ func (w *World) openRegion(r geom.Region) (*os.File, error) {
 // Level returns what level.dat holds (or DefaultLevel's values).
 func (w *World) Level() Level { return w.level }
 
-// Dimension returns the dimension read.
+// Dimension returns the dimension read (never the zero value).
 func (w *World) Dimension() Dimension { return w.dim }
+
+// DimensionType returns the type of the dimension read, as
+// ResolveDimensionType found it when the world was opened.
+func (w *World) DimensionType() DimensionType { return w.typ }
+
+// RegionDir returns the region folder read, slash-separated, relative to
+// the save folder ("." for a bare folder of region files).
+func (w *World) RegionDir() string { return w.dir }
 
 // Close closes the open region files. Loads in flight finish; later calls
 // return ErrClosed. Close is idempotent.
@@ -337,6 +331,11 @@ func (w *World) read(pos geom.Chunk, f *os.File, bufs *buffers, build bool) (*wo
 	}
 	if err != nil {
 		return nil, info, err
+	}
+	if ch != nil {
+		if y, ok := w.typ.Ceiling(); ok {
+			ch.HasCeiling, ch.Ceiling = true, int32(y)
+		}
 	}
 	return ch, info, nil
 }

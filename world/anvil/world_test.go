@@ -212,7 +212,7 @@ func TestOpenFolders(t *testing.T) {
 	if _, err := Open(t.TempDir(), Options{}); err == nil {
 		t.Error("Open of an empty folder succeeded")
 	}
-	for _, bad := range []Options{{RegionDir: "../elsewhere"}, {RegionDir: "/etc"}, {Dimension: 7}, {MaxOpenFiles: -1}} {
+	for _, bad := range []Options{{RegionDir: "../elsewhere"}, {RegionDir: "/etc"}, {Dimension: "../x"}, {Dimension: "Nether"}, {MaxOpenFiles: -1}} {
 		if _, err := Open(save, bad); err == nil {
 			t.Errorf("Open(%+v) succeeded", bad)
 		}
@@ -333,7 +333,9 @@ func TestNetherAndEndLandings(t *testing.T) {
 	if top := ch.Column(3, 3).Top; top != 127 || ch.Column(3, 3).Ground.String() != "minecraft:bedrock" {
 		t.Fatalf("nether top %d %s, want the roof at 127", top, ch.Column(3, 3).Ground)
 	}
-	under := Landings(ch, Nether)
+	flat := *ch // the chunk as a source with no ceiling gives it
+	ch.HasCeiling, ch.Ceiling = true, 127
+	under := Landings(ch)
 	if len(under) != 15*16 {
 		t.Fatalf("%d nether landings, want 240 (every column but the lava row)", len(under))
 	}
@@ -343,11 +345,12 @@ func TestNetherAndEndLandings(t *testing.T) {
 			t.Fatalf("nether landing %v at y %d (local %d,%d), want y 30 off the lava", l.Block, l.Y, x, z)
 		}
 	}
-	if roof := Landings(ch, Overworld); len(roof) != 256 || roof[0].Y != 127 {
+	if roof := Landings(&flat); len(roof) != 256 || roof[0].Y != 127 {
 		t.Errorf("without a ceiling the rule lands on the roof: %d landings", len(roof))
 	}
 	noBlocks, _, _ := Decode(netherChunk(t, pos), DecodeOptions{})
-	if got := Landings(noBlocks, Nether); len(got) != 0 {
+	noBlocks.HasCeiling, noBlocks.Ceiling = true, 127
+	if got := Landings(noBlocks); len(got) != 0 {
 		t.Errorf("nether landings without blocks: %d", len(got))
 	}
 
@@ -369,7 +372,7 @@ func TestNetherAndEndLandings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls := Landings(end, End)
+	ls := Landings(end)
 	if len(ls) != 128 {
 		t.Errorf("%d end landings, want 128 (the island only)", len(ls))
 	}

@@ -65,7 +65,7 @@ type saveOptions struct {
 func (o *saveOptions) register(f *pflag.FlagSet) {
 	o.flags = f
 	f.StringVar(&o.path, "world", "", "Minecraft Java save folder (or a folder of region files), read-only: every region draws from it")
-	f.StringVar(&o.dimension, "dimension", config.Overworld, "with --world: overworld, nether or end")
+	f.StringVar(&o.dimension, "dimension", config.Overworld, "with --world: overworld, nether, end or a dimension's id (minecraft:the_nether, mymod:mining)")
 	f.Int64Var(&o.x, "x", 0, "with --world: block x of the regions' centre (default: from the save)")
 	f.Int64Var(&o.z, "z", 0, "with --world: block z of the regions' centre (default: from the save)")
 	f.Int64Var(&o.radius, "radius", 0, "with --world: the regions' radius in blocks (default: from the save)")
@@ -96,7 +96,7 @@ func (o *saveOptions) apply(ctx context.Context, cfg *config.Config, keys config
 		return usageError{fmt.Errorf("--world: %w", err)}
 	}
 	if o.scan == nil {
-		s, err := scanSave(ctx, o.path, o.dimension, aopts, o.budget)
+		s, err := scanSave(ctx, o.path, aopts, o.budget)
 		if err != nil {
 			return err
 		}
@@ -107,10 +107,6 @@ func (o *saveOptions) apply(ctx context.Context, cfg *config.Config, keys config
 	for _, name := range slices.Sorted(maps.Keys(cfg.Regions)) {
 		rc := cfg.Regions[name]
 		rc.World = saveWorldName
-		if st := rc.Safety.Vertical.Strategy; o.dimension == config.Nether && (st == "" || st == "surface") {
-			// The nether has a roof: search for a floor below it.
-			rc.Safety.Vertical.Strategy = "linear"
-		}
 		var from string
 		if keys.Has("regions", name, "shape") {
 			from = "the configuration file"
@@ -158,6 +154,8 @@ type saveScan struct {
 	folder  string // the region folder, for messages
 	extent  anvil.Extent
 	level   anvil.Level
+	dim     anvil.Dimension
+	typ     anvil.DimensionType
 	derived *derivedShape
 }
 
@@ -168,8 +166,8 @@ type derivedShape struct {
 
 // scanSave checks that the save has a region folder for the dimension,
 // and reads which chunks it holds.
-func scanSave(ctx context.Context, path, dimension string, opts anvil.Options, budget time.Duration) (*saveScan, error) {
-	folder, err := regionFolder(path, dimension, opts)
+func scanSave(ctx context.Context, path string, opts anvil.Options, budget time.Duration) (*saveScan, error) {
+	folder, err := regionFolder(path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +180,7 @@ func scanSave(ctx context.Context, path, dimension string, opts anvil.Options, b
 	if err != nil {
 		return nil, fmt.Errorf("--world: %w", err)
 	}
-	s := &saveScan{path: path, folder: folder, extent: e, level: w.Level()}
+	s := &saveScan{path: path, folder: folder, extent: e, level: w.Level(), dim: w.Dimension(), typ: w.DimensionType()}
 	if e.Finished == 0 {
 		return nil, fmt.Errorf("--world: %s holds no finished chunk (%s): nothing to land on; play or pre-generate the world first",
 			folder, s.counts())
@@ -207,11 +205,12 @@ func (s *saveScan) counts() string {
 }
 
 // regionFolder returns the region folder that anvil.Open reads for opts,
-// in words, or an error naming the folder looked for and what the save
-// holds instead. anvil.Open accepts a save without the dimension's folder
-// (every chunk then reads as ungenerated); a command would start and
-// never hand out a place, so here that is an error.
-func regionFolder(path, dimension string, opts anvil.Options) (string, error) {
+// in words, or an error naming the dimension looked for and the
+// dimensions the save holds. anvil.Open accepts a save with level.dat but
+// without the dimension's folder (every chunk then reads as
+// ungenerated); a command would start and never hand out a place, so
+// here that is an error.
+func regionFolder(path string, opts anvil.Options) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return "", fmt.Errorf("--world: %w", err)
@@ -219,37 +218,56 @@ func regionFolder(path, dimension string, opts anvil.Options) (string, error) {
 	if !st.IsDir() {
 		return "", fmt.Errorf("--world: %s is not a folder", path)
 	}
-	want := opts.RegionDir
-	if want == "" {
-		want = opts.Dimension.RegionDir()
+	dims, err := anvil.Dimensions(path)
+	if err != nil {
+		return "", fmt.Errorf("--world: %w", err)
 	}
-	want = filepath.ToSlash(filepath.Clean(want))
-	if isDir(filepath.Join(path, want)) {
-		return fmt.Sprintf("%s/ of %s", want, path), nil
+	if opts.RegionDir != "" {
+		want := filepath.ToSlash(filepath.Clean(opts.RegionDir))
+		if isDir(filepath.Join(path, want)) {
+			return fmt.Sprintf("%s/ of %s", want, path), nil
+		}
+		return "", fmt.Errorf("--world: no region folder %s in %s (%s)", want, path, saveHolds(path, dims))
 	}
-	if opts.RegionDir == "" && countRegions(path) > 0 {
-		return path + " (a folder of region files)", nil
-	}
-	var found []string
-	for _, d := range []string{"region", "DIM-1/region", "DIM1/region"} {
-		if d != want && isDir(filepath.Join(path, d)) {
-			found = append(found, fmt.Sprintf("%s/ with %s", d, plural(countRegions(filepath.Join(path, d)), "region file")))
+	dim := anvil.Dimension(opts.Dimension.ID())
+	for _, d := range dims {
+		if d.Dimension == dim {
+			return fmt.Sprintf("%s/ of %s", d.RegionDir, path), nil
 		}
 	}
+	if countRegions(path) > 0 {
+		return path + " (a folder of region files)", nil
+	}
+	looked := dim.ModernRegionDir() + "/"
+	if l := dim.RegionDir(); l != dim.ModernRegionDir() {
+		looked += " nor " + l + "/"
+	}
+	return "", fmt.Errorf("--world: no %s in %s (no %s; %s)", dim, path, looked, saveHolds(path, dims))
+}
+
+// saveHolds describes, for an error, the dimensions of a save and what
+// else of a save it holds.
+func saveHolds(path string, dims []anvil.SaveDimension) string {
+	var found []string
+	for _, d := range dims {
+		found = append(found, d.String())
+	}
+	var more []string
 	if n := countRegions(path); n > 0 {
-		found = append(found, plural(n, "region file")+" in the folder itself")
+		more = append(more, plural(n, "region file")+" in the folder itself")
 	}
 	if _, err := os.Stat(filepath.Join(path, "level.dat")); err == nil {
-		found = append(found, "level.dat")
+		more = append(more, "level.dat")
 	}
-	if len(found) == 0 {
-		found = append(found, "nothing of a Minecraft save")
+	switch {
+	case len(found) > 0 && len(more) > 0:
+		return "the save's dimensions: " + strings.Join(found, ", ") + "; besides, " + strings.Join(more, ", ")
+	case len(found) > 0:
+		return "the save's dimensions: " + strings.Join(found, ", ")
+	case len(more) > 0:
+		return "the save has no dimension, only " + strings.Join(more, ", ")
 	}
-	if dimension == "" {
-		dimension = config.Overworld
-	}
-	return "", fmt.Errorf("--world: no region folder %s in %s for the %s (found: %s)",
-		want, path, dimension, strings.Join(found, ", "))
+	return "found nothing of a Minecraft save"
 }
 
 // plural writes n and the noun, with an s unless n is 1.
@@ -408,7 +426,9 @@ func (s *saveScan) check(name string, rc config.Region, from string, log *slog.L
 		"finished_inside", finished,
 		"chunks", shape.Len(),
 		"save", s.folder,
-		"save_chunks", s.counts())
+		"save_chunks", s.counts(),
+		"dimension", s.dim.ID(),
+		"dimension_type", typeText(s.typ))
 	return nil
 }
 
@@ -441,6 +461,20 @@ func shapeText(s config.Shape) string {
 		}
 		return t
 	}
+}
+
+// typeText describes a dimension type: its heights, its roof and where
+// they come from.
+func typeText(t anvil.DimensionType) string {
+	id := t.ID
+	if id == "" {
+		id = "inline"
+	}
+	roof := "no roof"
+	if y, ok := t.Ceiling(); ok {
+		roof = fmt.Sprintf("roof at y %d: landings below it", y)
+	}
+	return fmt.Sprintf("%s, y %d to %d, logical height %d, %s (from %s)", id, t.MinY, t.MinY+t.Height-1, t.LogicalHeight, roof, t.Source)
 }
 
 func borderText(b anvil.Border) string {

@@ -327,11 +327,14 @@ func TestPickSaveErrors(t *testing.T) {
 		want []string
 	}{
 		{"no nether", []string{"--world", save, "--dimension", "nether"},
-			[]string{"no region folder DIM-1/region in " + save + " for the nether", "found: region/ with 1 region file"}},
-		{"no end", []string{"--world", save, "--dimension", "end"},
-			[]string{"no region folder DIM1/region", "region/ with 1 region file"}},
+			[]string{"no nether in " + save + " (no dimensions/minecraft/the_nether/region/ nor DIM-1/region/",
+				"the save's dimensions: overworld (region/, 1 region file)"}},
+		{"no end", []string{"--world", save, "--dimension", "minecraft:the_end"},
+			[]string{"no end in", "DIM1/region/", "overworld (region/, 1 region file)"}},
+		{"no custom dimension", []string{"--world", save, "--dimension", "mymod:mining"},
+			[]string{"no mymod:mining in", "no dimensions/mymod/mining/region/;", "overworld (region/, 1 region file)"}},
 		{"no region folder", []string{"--world", levelOnly},
-			[]string{"no region folder region in " + levelOnly, "found: level.dat"}},
+			[]string{"no overworld in " + levelOnly, "the save has no dimension, only level.dat"}},
 		{"nothing finished", []string{"--world", unfinishedSave},
 			[]string{"holds no finished chunk", "1 region file, 209 chunks saved, "}},
 		{"empty region file", []string{"--world", emptySave},

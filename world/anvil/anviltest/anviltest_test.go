@@ -402,3 +402,51 @@ func BenchmarkEncodeChunk(b *testing.B) {
 		}
 	}
 }
+
+// TestSaveLayouts: WriteSave puts each dimension's chunks in the folder of
+// the layout asked for, a datapack's dimension under dimensions/ in both,
+// writes the extra files, and refuses a file that would leave the save.
+func TestSaveLayouts(t *testing.T) {
+	mk := func(dim anvil.Dimension) *anviltest.Chunk {
+		c, err := anviltest.NewChunkIn(0, 0, dim, 0, 128)
+		must(t, err)
+		must(t, c.Fill(0, 0, 0, 15, 60, 15, "minecraft:stone"))
+		return c
+	}
+	for _, tc := range []struct {
+		layout26 bool
+		want     []string
+	}{
+		{false, []string{"region/r.0.0.mca", "DIM-1/region/r.0.0.mca", "DIM1/region/r.0.0.mca", "dimensions/mymod/a/b/region/r.0.0.mca"}},
+		{true, []string{"dimensions/minecraft/overworld/region/r.0.0.mca", "dimensions/minecraft/the_nether/region/r.0.0.mca",
+			"dimensions/minecraft/the_end/region/r.0.0.mca", "dimensions/mymod/a/b/region/r.0.0.mca"}},
+	} {
+		dir := t.TempDir()
+		err := anviltest.WriteSave(dir, anviltest.Save{
+			Chunks:   []*anviltest.Chunk{mk(anvil.Overworld), mk(anvil.Nether), mk(anvil.End), mk("mymod:a/b")},
+			Layout26: tc.layout26,
+			Files:    map[string][]byte{"datapacks/p/pack.mcmeta": []byte("{}")},
+		})
+		must(t, err)
+		for _, f := range append(tc.want, "datapacks/p/pack.mcmeta") {
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f))); err != nil {
+				t.Errorf("layout 26.1 %v: %v", tc.layout26, err)
+			}
+		}
+		w, err := anvil.Open(dir, anvil.Options{Dimension: "mymod:a/b"})
+		must(t, err)
+		ch, err := w.Load(context.Background(), geom.Chunk{})
+		if err != nil || ch.MinY != 0 || ch.MaxY != 128 || ch.Column(3, 3).Top != 60 {
+			t.Errorf("mymod:a/b chunk: %v (%+v)", err, ch)
+		}
+		w.Close()
+	}
+	for _, bad := range []string{"../x", "/etc/x", "a/../../x"} {
+		if err := anviltest.WriteSave(t.TempDir(), anviltest.Save{Files: map[string][]byte{bad: nil}}); err == nil {
+			t.Errorf("WriteSave of file %q: no error", bad)
+		}
+	}
+	if _, err := anviltest.NewChunkIn(0, 0, anvil.Overworld, 8, 128); err == nil {
+		t.Error("NewChunkIn with min y 8: no error")
+	}
+}

@@ -66,11 +66,11 @@ const (
 )
 
 // NewChunk returns an all-air chunk at chunk position (x, z) of dimension
-// dim, with the game's build height for it: y -64..319 in the overworld,
-// 0..255 in the nether and the end.
+// dim, with the game's build height for it: y -64..319 in the overworld
+// (and any dimension not vanilla), 0..255 in the nether and the end.
 func NewChunk(x, z int, dim anvil.Dimension) *Chunk {
 	c := &Chunk{X: x, Z: z, Dim: dim, DataVersion: DefaultDataVersion, Status: "minecraft:full"}
-	switch dim {
+	switch anvil.Dimension(dim.ID()) {
 	case anvil.Nether:
 		c.minY, c.height, c.Biome = NetherMinY, NetherHeight, "minecraft:nether_wastes"
 	case anvil.End:
@@ -78,11 +78,28 @@ func NewChunk(x, z int, dim anvil.Dimension) *Chunk {
 	default:
 		c.minY, c.height, c.Biome = OverworldMinY, OverworldHeight, "minecraft:plains"
 	}
+	c.alloc()
+	return c
+}
+
+// NewChunkIn is NewChunk with the build height given: y from minY up to
+// minY+height-1 (height a positive multiple of 16, minY of 16).
+func NewChunkIn(x, z int, dim anvil.Dimension, minY, height int) (*Chunk, error) {
+	if minY%16 != 0 || height <= 0 || height%16 != 0 {
+		return nil, fmt.Errorf("anviltest: build height from %d over %d blocks: want multiples of 16", minY, height)
+	}
+	c := NewChunk(x, z, dim)
+	c.minY, c.height = minY, height
+	c.alloc()
+	return c, nil
+}
+
+// alloc makes the chunk's sections, all air.
+func (c *Chunk) alloc() {
 	c.sections = make([]section, c.height/16)
 	for i := range c.sections {
 		c.sections[i] = section{palette: []string{Air}, index: map[string]uint16{Air: 0}}
 	}
-	return c
 }
 
 // MinY returns the lowest block y of the chunk.

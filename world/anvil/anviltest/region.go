@@ -124,6 +124,10 @@ type Level struct {
 	BorderSize float64
 	// BorderCenterX and BorderCenterZ are the border's centre. Default 0.
 	BorderCenterX, BorderCenterZ float64
+	// EnabledPacks and DisabledPacks are Data.DataPacks.Enabled and
+	// .Disabled ("vanilla", "file/mypack.zip"); written when either is
+	// not nil. Default nil: no DataPacks.
+	EnabledPacks, DisabledPacks []string
 }
 
 // WriteLevel writes dir/level.dat (gzip-compressed NBT) holding lv, in
@@ -142,6 +146,9 @@ func WriteLevel(dir string, lv Level) error {
 		"SpawnZ":      lv.SpawnZ,
 		"version":     int32(19133),
 		"Version":     map[string]any{"Id": dv},
+	}
+	if lv.EnabledPacks != nil || lv.DisabledPacks != nil {
+		data["DataPacks"] = map[string]any{"Enabled": nonNil(lv.EnabledPacks), "Disabled": nonNil(lv.DisabledPacks)}
 	}
 	if lv.BorderSize > 0 {
 		data["BorderSize"] = lv.BorderSize
@@ -174,33 +181,65 @@ func WriteLevel(dir string, lv Level) error {
 type Save struct {
 	// Level, when not nil, is written as level.dat. Default nil: none.
 	Level *Level
-	// Chunks go to the region folder of their own dimension (region/,
-	// DIM-1/region/, DIM1/region/).
+	// Chunks go to the region folder of their own dimension: in the
+	// older layout region/, DIM-1/region/, DIM1/region/ for the vanilla
+	// dimensions and dimensions/<namespace>/<path>/region/ for any
+	// other; with Layout26 dimensions/<namespace>/<path>/region/ for all.
 	Chunks []*Chunk
+	// Layout26 writes the layout of Minecraft 26.1 and later. Default
+	// false: the older one.
+	Layout26 bool
+	// Files are more files of the save (datapacks, ...), by path relative
+	// to the save folder, slash-separated; a path must stay inside it.
+	// Default none.
+	Files map[string][]byte
 }
 
 // WriteSave writes s into the save folder dir, created when missing.
 func WriteSave(dir string, s Save) error {
 	byDim := map[anvil.Dimension][]*Chunk{}
+	var dims []anvil.Dimension
 	for _, c := range s.Chunks {
-		byDim[c.Dim] = append(byDim[c.Dim], c)
-	}
-	for _, d := range []anvil.Dimension{anvil.Overworld, anvil.Nether, anvil.End} {
-		if len(byDim[d]) == 0 {
-			continue
+		d, err := anvil.ParseDimension(c.Dim.ID())
+		if err != nil {
+			return fmt.Errorf("anviltest: chunk %d, %d: %w", c.X, c.Z, err)
 		}
-		if err := WriteRegions(filepath.Join(dir, filepath.FromSlash(d.RegionDir())), byDim[d]); err != nil {
+		if byDim[d] == nil {
+			dims = append(dims, d)
+		}
+		byDim[d] = append(byDim[d], c)
+	}
+	for _, d := range dims {
+		folder := d.RegionDir()
+		if s.Layout26 {
+			folder = d.ModernRegionDir()
+		}
+		if err := WriteRegions(filepath.Join(dir, filepath.FromSlash(folder)), byDim[d]); err != nil {
 			return err
 		}
-		delete(byDim, d)
 	}
-	for d, cs := range byDim {
-		if len(cs) > 0 {
-			return fmt.Errorf("anviltest: chunk %d, %d has unknown dimension %v", cs[0].X, cs[0].Z, d)
+	for name, data := range s.Files {
+		p := filepath.FromSlash(name)
+		if !filepath.IsLocal(p) {
+			return fmt.Errorf("anviltest: file %q leaves the save folder", name)
+		}
+		p = filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("anviltest: %w", err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return fmt.Errorf("anviltest: %w", err)
 		}
 	}
 	if s.Level != nil {
 		return WriteLevel(dir, *s.Level)
 	}
 	return os.MkdirAll(dir, 0o755)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -192,12 +192,24 @@ const (
 )
 
 // WriteNetherSave writes a nether save of 4 x 4 chunks (-2..1) into dir
-// (DIM-1/region): bedrock at y 0 and from NetherRoofLowY to 127,
-// netherrack terrain whose height varies by column (some below the lava
-// sea, which fills air up to NetherLavaY), open caves above it and a
-// netherrack ceiling under the roof. Above 127 is air, so every column's
-// MOTION_BLOCKING top is the roof.
+// (DIM-1/region): the chunks of NetherChunks.
 func WriteNetherSave(dir string) (Scene, error) {
+	sc, chunks, err := NetherChunks()
+	if err != nil {
+		return sc, err
+	}
+	return sc, WriteSave(dir, Save{Level: &Level{Name: "nether"}, Chunks: chunks})
+}
+
+// NetherChunks builds the nether of WriteNetherSave, 4 x 4 chunks (-2..1):
+// bedrock at y 0 and from NetherRoofLowY to 127, netherrack terrain whose
+// height varies by column (some below the lava sea, which fills air up to
+// NetherLavaY), open caves above it with fire and magma here and there,
+// and a netherrack ceiling under the roof. In a few patches of 8 x 8
+// columns the roof is one layer thin (127) over a pocket of air from 121
+// up, its floor at 120: a landing there has its head just under the roof.
+// Above 127 is air, so every column's MOTION_BLOCKING top is the roof.
+func NetherChunks() (Scene, []*Chunk, error) {
 	sc := Scene{MinChunkX: -2, MinChunkZ: -2, MaxChunkX: 1, MaxChunkZ: 1}
 	var chunks []*Chunk
 	for cz := sc.MinChunkZ; cz <= sc.MaxChunkZ; cz++ {
@@ -218,29 +230,41 @@ func WriteNetherSave(dir string) (Scene, error) {
 						{ceil, NetherRoofLowY - 1, "minecraft:netherrack"},
 						{NetherRoofLowY, 127, "minecraft:bedrock"},
 					}
+					if noise(wx>>3, wz>>3, 4, 5) == 0 {
+						// A thin roof over a pocket under it.
+						steps[2] = struct {
+							y0, y1 int
+							st     string
+						}{min(ceil, 120), 120, "minecraft:netherrack"}
+						steps[3].y0 = 127
+					}
 					for _, s := range steps {
 						if err := c.Fill(x, s.y0, z, x, s.y1, z, s.st); err != nil {
-							return sc, err
+							return sc, nil, err
 						}
 					}
 					if floor < NetherLavaY {
 						if err := c.Fill(x, floor+1, z, x, NetherLavaY, z, "minecraft:lava[level=0]"); err != nil {
-							return sc, err
+							return sc, nil, err
 						}
 					} else {
 						switch noise(wx, wz, 3, 16) {
 						case 0:
 							err := c.Set(x, floor+1, z, "minecraft:fire[age=0,east=false,north=false,south=false,up=false,west=false]")
 							if err != nil {
-								return sc, err
+								return sc, nil, err
 							}
 						case 1:
 							if err := c.Set(x, floor, z, "minecraft:magma_block"); err != nil {
-								return sc, err
+								return sc, nil, err
 							}
 						case 2:
 							if err := c.Set(x, floor, z, "minecraft:soul_sand"); err != nil {
-								return sc, err
+								return sc, nil, err
+							}
+						case 3:
+							if err := c.Set(x, floor+1, z, "minecraft:soul_fire"); err != nil {
+								return sc, nil, err
 							}
 						}
 					}
@@ -249,14 +273,24 @@ func WriteNetherSave(dir string) (Scene, error) {
 			chunks = append(chunks, c)
 		}
 	}
-	return sc, WriteSave(dir, Save{Level: &Level{Name: "nether"}, Chunks: chunks})
+	return sc, chunks, nil
 }
 
 // WriteEndSave writes an end save of 8 x 8 chunks (-4..3) into dir
-// (DIM1/region): void, except a central island of end_stone (radius 40
-// blocks around 0, 0, top at y 60, floating above the void with air below
-// it) and a few small islands; most columns hold no block at all.
+// (DIM1/region): the chunks of EndChunks.
 func WriteEndSave(dir string) (Scene, error) {
+	sc, chunks, err := EndChunks()
+	if err != nil {
+		return sc, err
+	}
+	return sc, WriteSave(dir, Save{Level: &Level{Name: "end"}, Chunks: chunks})
+}
+
+// EndChunks builds the end of WriteEndSave, 8 x 8 chunks (-4..3): void,
+// except a central island of end_stone (radius 40 blocks around 0, 0, top
+// at y 60, floating above the void with air below it) and a few small
+// islands; most columns hold no block at all.
+func EndChunks() (Scene, []*Chunk, error) {
 	sc := Scene{MinChunkX: -4, MinChunkZ: -4, MaxChunkX: 3, MaxChunkZ: 3}
 	type island struct{ x, z, r, top int }
 	islands := []island{{0, 0, 40, 60}, {-50, 45, 6, 70}, {48, -52, 5, 55}}
@@ -276,7 +310,7 @@ func WriteEndSave(dir string) (Scene, error) {
 						// Thicker in the middle, at least 2 blocks.
 						depth := 2 + (is.r*is.r-d2)*20/(is.r*is.r)
 						if err := c.Fill(x, is.top-depth, z, x, is.top, z, "minecraft:end_stone"); err != nil {
-							return sc, err
+							return sc, nil, err
 						}
 					}
 				}
@@ -284,5 +318,5 @@ func WriteEndSave(dir string) (Scene, error) {
 			chunks = append(chunks, c)
 		}
 	}
-	return sc, WriteSave(dir, Save{Level: &Level{Name: "end"}, Chunks: chunks})
+	return sc, chunks, nil
 }
