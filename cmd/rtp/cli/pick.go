@@ -74,7 +74,9 @@ func runPick(ctx context.Context, o *pickOptions, stdout, stderr io.Writer) erro
 		cfg.Regions = map[string]config.Region{o.region: rc}
 	}
 	info := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if err := o.save.apply(ctx, cfg, keys, info); err != nil {
+	// A temporary data directory keeps nothing: only --data keeps the
+	// derived region for later picks (and for serve on the same data).
+	if err := o.save.apply(ctx, cfg, keys, o.dataDir, info); err != nil {
 		return err
 	}
 	if _, ok := cfg.Regions[o.region]; !ok {
