@@ -158,13 +158,25 @@ func TestKeptDerivedRegion(t *testing.T) {
 		t.Errorf("kept %+v, want two regions", f)
 	}
 
+	// A save that no longer holds the kept circle's chunks: the error
+	// says where the circle was kept.
+	for _, r := range []string{"r.-1.-1.mca", "r.-1.0.mca", "r.0.-1.mca", "r.0.0.mca"} {
+		if err := os.Remove(filepath.Join(save, "region", r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, stderr, err = run(t, "pick", "-n", "1", "--world", save, "--data", data)
+	if ExitCode(err) != 1 || !strings.Contains(err.Error(), "holds no finished chunk") || !strings.Contains(err.Error(), "the circle was kept in "+keptPath) {
+		t.Errorf("pick with a kept circle over nothing: %v (exit %d)\n%s", err, ExitCode(err), stderr)
+	}
+
 	// A damaged file: an error naming it, before anything runs, and the
 	// file is left for the operator.
 	bad := []byte(`{"version": 1, "regions": [{"save": "relative", "dimension": "minecraft:overworld"`)
 	if err := os.WriteFile(keptPath, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, err = run(t, "pick", "-n", "1", "--world", save, "--data", data)
+	_, stderr, err = run(t, "pick", "-n", "1", "--world", other, "--data", data)
 	if ExitCode(err) != 1 || !strings.Contains(err.Error(), keptPath) || !strings.Contains(err.Error(), "remove it to derive the regions again") {
 		t.Errorf("pick on a damaged file: %v (exit %d), want exit 1 naming %s\n%s", err, ExitCode(err), keptPath, stderr)
 	}

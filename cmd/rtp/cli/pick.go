@@ -40,7 +40,8 @@ one side of it), just wide enough to cover every finished chunk and inside
 the world border, logged on stderr; --x, --z and --radius replace what they
 name. Without --world it uses the configuration (--config) or the built-in
 procedural world. Unless --data names one, a temporary data directory is
-used and removed afterwards.`,
+used and removed afterwards; with --data, the region derived is kept there
+and used by later runs, as rtp serve does.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPick(cmd.Context(), &o, cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -130,16 +130,20 @@ func (o *saveOptions) apply(ctx context.Context, cfg *config.Config, keys config
 		rc := cfg.Regions[name]
 		rc.World = saveWorldName
 		var from string
+		kept := false
 		if keys.Has("regions", name, "shape") {
 			from = "the configuration file"
 			if flags {
 				from += ", with --x, --z, --radius over it"
 			}
 			o.override(&rc.Shape)
-		} else if err := o.derivedShape(name, &rc, &from, flags, log); err != nil {
+		} else if kept, err = o.derivedShape(name, &rc, &from, flags, log); err != nil {
 			return err
 		}
 		if err := s.check(name, rc, from, log); err != nil {
+			if kept {
+				err = fmt.Errorf("%w; the circle was kept in %s: remove it there to derive it again", err, o.kept.path)
+			}
 			return err
 		}
 		cfg.Regions[name] = rc
@@ -150,8 +154,9 @@ func (o *saveOptions) apply(ctx context.Context, cfg *config.Config, keys config
 // derivedShape gives region name, whose shape the configuration does not
 // write, the shape kept for it in the data directory (with the flags over
 // it) or, when none is kept, the one derived from the save, and keeps
-// the latter unless a flag shaped it.
-func (o *saveOptions) derivedShape(name string, rc *config.Region, from *string, flags bool, log *slog.Logger) error {
+// the latter unless a flag shaped it. It reports whether the shape is a
+// kept one.
+func (o *saveOptions) derivedShape(name string, rc *config.Region, from *string, flags bool, log *slog.Logger) (kept bool, err error) {
 	s := o.scan
 	key := derivedKey{Save: s.abs, Dimension: s.dim.ID(), Region: name}
 	pin := fmt.Sprintf("pin it with regions.%s.shape in the configuration or with --x/--z/--radius", name)
@@ -167,36 +172,36 @@ func (o *saveOptions) derivedShape(name string, rc *config.Region, from *string,
 					"derived_from", e.From)
 			}
 			o.override(&rc.Shape)
-			return nil
+			return true, nil
 		}
 	}
 	if s.derived == nil {
 		sh, why, err := s.derive(o)
 		if err != nil {
-			return err
+			return false, err
 		}
 		s.derived = &derivedShape{sh, why}
 	}
 	rc.Shape, *from = s.derived.shape, s.derived.from
 	if flags {
-		return nil
+		return false, nil
 	}
 	if o.kept == nil {
 		log.Info(fmt.Sprintf("region %s: circle centre (%d, %d) radius %d, derived from the save; it follows the save as it grows; %s",
 			name, rc.Shape.CenterX, rc.Shape.CenterZ, rc.Shape.Radius, pin))
-		return nil
+		return false, nil
 	}
 	e := derivedEntry{derivedKey: key, CenterX: rc.Shape.CenterX, CenterZ: rc.Shape.CenterZ, Radius: rc.Shape.Radius,
 		DerivedAt: o.now().UTC().Truncate(time.Second), From: s.derived.from}
 	if err := e.check(); err != nil {
-		return fmt.Errorf("--world: region %q: the derived circle cannot be kept: %w", name, err)
+		return false, fmt.Errorf("--world: region %q: the derived circle cannot be kept: %w", name, err)
 	}
 	if err := o.kept.put(e); err != nil {
-		return err
+		return false, err
 	}
 	log.Info(fmt.Sprintf("region %s: circle centre (%d, %d) radius %d, derived from the save now and kept in %s, so that it does not move as players explore; %s",
 		name, e.CenterX, e.CenterZ, e.Radius, o.kept.path, pin))
-	return nil
+	return false, nil
 }
 
 // now is the clock that dates a derivation.
