@@ -360,3 +360,41 @@ func FuzzParseDerived(f *testing.F) {
 		}
 	})
 }
+
+// TestStatsNameUngenerated serves a region pinned past what the save
+// holds: rtp stats names the chunks not generated as such, not only as
+// the API's RESERVATION_FAILED.
+func TestStatsNameUngenerated(t *testing.T) {
+	t.Parallel()
+	save := writeFlatSave(t, &anviltest.Level{SpawnY: 64}, flatChunks(t, -2, -2, 1, 1, nil))
+	cfg := filepath.Join(t.TempDir(), "rtp.yml")
+	// A circle of 20 chunks' radius: about 1,250 chunks, 16 of them saved.
+	if err := os.WriteFile(cfg, []byte("regions:\n  default:\n    shape:\n      kind: circle\n      center_x: 0\n      center_z: 0\n      radius: 320\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, "--world", save, "--config", cfg, "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	c := client.New(s.addr, client.Options{})
+	waitReady(t, c)
+	if _, err := c.Teleport(t.Context(), "default", client.TeleportRequest{Player: "alex", Wait: 30 * time.Second}); err != nil {
+		t.Fatalf("Teleport: %v\n%s", err, s.log())
+	}
+	st, err := c.Stats(t.Context(), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := st.Memory.Rejections["ungenerated"]
+	if n == 0 {
+		t.Fatalf("no ungenerated rejection counted before the first place out of 16 saved chunks in 1,250: %+v", st.Memory.Rejections)
+	}
+	out, _, err := run(t, "stats", "--addr", s.addr, "--region", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "by cause:") || !strings.Contains(out, "ungenerated ") ||
+		!strings.Contains(out, "draws fell on chunks the world has not generated") {
+		t.Errorf("rtp stats does not name the ungenerated chunks:\n%s", out)
+	}
+	if err := s.stop(t); err != nil {
+		t.Fatalf("serve: %v\n%s", err, s.log())
+	}
+}
