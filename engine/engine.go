@@ -220,6 +220,7 @@ func New(ctx context.Context, spec Spec, opts Options) (_ *Engine, err error) {
 	}
 	e.out.init()
 	e.out.setLimits(opts.Handouts)
+	e.out.lifespan = opts.HandoutLifespan
 	defer func() {
 		if err != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownTimeout)

@@ -96,7 +96,7 @@
 //	sink-disabled, token-redeemed, restart-needed 409
 //	lease-expired                                 410
 //	no-location (Retry-After: 1), paused (5),     503
-//	shutdown (5), too-many-open (1),
+//	shutdown (5), too-many-open (until the oldest handout in the way ends),
 //	leases-unavailable (1)
 //
 // and the server's own: bad-request 400, unauthorized 401 (with

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/engine"
@@ -114,7 +115,12 @@ func toAPIError(err error) *apiError {
 	if errors.As(err, &ee) {
 		if st, ok := reasonStatus[ee.Reason]; ok {
 			msg := strings.TrimPrefix(ee.Error(), "engine: ")
-			return &apiError{status: st.code, code: ee.Reason, msg: oneLine(msg), retryAfter: st.retryAfter}
+			retry := st.retryAfter
+			if ee.RetryAfter > 0 {
+				// Whole seconds, rounded up: never earlier than the engine said.
+				retry = int((ee.RetryAfter + time.Second - 1) / time.Second)
+			}
+			return &apiError{status: st.code, code: ee.Reason, msg: oneLine(msg), retryAfter: retry}
 		}
 	}
 	if errors.Is(err, claims.ErrClosed) {

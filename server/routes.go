@@ -262,7 +262,7 @@ func (s *Server) teleport(w http.ResponseWriter, r *http.Request) error {
 		ctx, cancel = context.WithTimeout(ctx, 0)
 		defer cancel()
 	}
-	req := engine.Request{Player: *b.Player, Sink: b.Sink, Token: b.Token, Wait: wait, Done: s.drain.Done()}
+	req := engine.Request{Player: *b.Player, Sink: b.Sink, Token: b.Token, Wait: wait, Done: s.drain.Done(), Client: clientAddr(r)}
 	loc, err := s.e.Teleport(ctx, r.PathValue("region"), req)
 	if err != nil {
 		var ee *engine.Error
