@@ -84,6 +84,13 @@ type ChunkError struct {
 func (e *ChunkError) Error() string { return "anvil: " + e.File + ": " + e.Reason }
 func (e *ChunkError) Unwrap() error { return e.Err }
 
+// Is reports whether the error matches target beyond its chain: a chunk
+// whose reads (retries included) failed on corrupt or cut-short data, or
+// a missing external .mcc file, is world.ErrUnreadable.
+func (e *ChunkError) Is(target error) bool {
+	return target == world.ErrUnreadable && torn(e.Err)
+}
+
 // torn reports whether a failed chunk read may have met a write in
 // progress, so that reading again may succeed: corrupt or cut-short data,
 // or a missing external .mcc file (the region file holds no other
