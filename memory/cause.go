@@ -94,3 +94,19 @@ func (c Cause) Tier() Tier {
 	}
 	return Transient
 }
+
+// exact reports whether runs of c are kept to the cells rejected: a run of
+// an exact cause absorbs no gap (see Options.SpatialResolution) and joins
+// only a run of its own cause that touches it. Ungenerated and unreadable
+// describe the world's data chunk by chunk, not the terrain around, so a
+// good chunk between two damaged ones stays selectable.
+func (c Cause) exact() bool { return c == CauseUngenerated || c == CauseUnreadable }
+
+// joins reports whether two runs of one tier, of causes a (left) and b
+// (right) with gap cells between them, become one run in a rebuild.
+func joins(a, b Cause, gap, resolution int64) bool {
+	if a.exact() || b.exact() {
+		return gap == 0 && a == b
+	}
+	return gap <= resolution
+}

@@ -19,7 +19,9 @@
 // every chunk is rejected is seen to be (Selectable is 0). Their TTLs are
 // short (10 minutes and 1 hour by default) for worlds nobody watches; a
 // watched Minecraft world forgets (Forget) a chunk as soon as its file
-// changes.
+// changes. Their runs are exact: they absorb no gap of the spatial
+// resolution and join only touching runs of their own cause, so a good
+// chunk between two damaged ones stays selectable.
 //
 // The cause is one byte of a memory file: a file holding an unreadable
 // run (cause 11) is refused as corrupt by versions that predate it.

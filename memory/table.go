@@ -73,8 +73,10 @@ type Options struct {
 	// World names the world in memory files. Default "".
 	World string
 	// SpatialResolution is the widest gap between two runs of one tier that
-	// a rebuild absorbs into one run. 0 means DefaultSpatialResolution (3);
-	// a negative value disables gap absorption (touching runs still merge).
+	// a rebuild absorbs into one run (never next to a run of ungenerated
+	// or unreadable, which keep to their cells). 0 means
+	// DefaultSpatialResolution (3); a negative value disables gap
+	// absorption (touching runs still merge).
 	SpatialResolution int64
 	// TTL resolves rejection TTLs. Default DefaultTTL.
 	TTL TTLFunc

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -121,4 +122,39 @@ func selectableHas(tb *Table, i int64) bool {
 		}
 	}
 	return false
+}
+
+// Exact causes keep to their cells: the good cells between unreadable ones
+// stay selectable whatever the spatial resolution, touching cells of one
+// exact cause make one run, and an exact run joins no run of another
+// cause, while the other causes still absorb their gaps.
+func TestExactCausesAbsorbNoGap(t *testing.T) {
+	clk := newFakeClock()
+	tb, err := New(Options{Len: 40, Clock: clk.Now, SpatialResolution: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(0); i < 10; i += 2 {
+		mustAdd(t, tb, i, CauseUnreadable, "") // 0 2 4 6 8
+	}
+	mustAdd(t, tb, 12, CauseUnreadable, "")
+	mustAdd(t, tb, 13, CauseUnreadable, "")
+	mustAdd(t, tb, 14, CauseUngenerated, "")
+	mustAdd(t, tb, 15, CauseSafetyExternal, "")
+	mustAdd(t, tb, 20, CauseSafetyExternal, "")
+	mustAdd(t, tb, 22, CauseSafetyExternal, "") // absorbs 21
+	tb.Rebuild()
+	var got [][2]int64
+	for _, r := range activeRuns(tb) {
+		got = append(got, [2]int64{r.Start, r.Len})
+	}
+	want := [][2]int64{{0, 1}, {2, 1}, {4, 1}, {6, 1}, {8, 1}, {12, 2}, {14, 1}, {15, 1}, {20, 3}}
+	if !slices.Equal(got, want) {
+		t.Errorf("runs (start, len) = %v, want %v", got, want)
+	}
+	for _, i := range []int64{1, 3, 5, 7, 9} {
+		if tb.IsBad(i) {
+			t.Errorf("good cell %d between unreadable ones is bad", i)
+		}
+	}
 }
