@@ -97,7 +97,7 @@
 //	lease-expired                                 410
 //	no-location (Retry-After: 1), paused (5),     503
 //	shutdown (5), too-many-open (1),
-//	leases-unavailable (1)
+//	region-exhausted (30), leases-unavailable (1)
 //
 // and the server's own: bad-request 400, unauthorized 401 (with
 // WWW-Authenticate: Bearer), unknown-world and unknown-claim 404, not-found
