@@ -102,12 +102,16 @@ func (s *heldSet) park(i int64, gen func() uint64) {
 	s.parked[i] = now
 }
 
-// sweep forgets the parked indices that are free again.
+// sweep forgets the parked indices that are free again. It walks them
+// once per memory generation at most.
 func (s *heldSet) sweep() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gen != nil && len(s.parked) > 0 {
-		s.sweepLocked(s.gen())
+	if s.gen == nil || len(s.parked) == 0 {
+		return
+	}
+	if now := s.gen(); now > s.swept {
+		s.sweepLocked(now)
 	}
 }
 

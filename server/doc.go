@@ -139,6 +139,7 @@
 //
 //	rtp_region_info{region,world}                   1
 //	rtp_region_paused{region}                       1 while the scan is paused
+//	rtp_region_exhausted{region}                    1 while no safe place is left
 //	rtp_region_restored_locations{region}           cold locations restored at start
 //	rtp_teleports_total{region}                     teleports served
 //	rtp_teleport_latency_seconds{region}            histogram since start, buckets at every
