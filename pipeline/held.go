@@ -142,10 +142,3 @@ func (s *heldSet) len() int {
 	defer s.mu.Unlock()
 	return len(s.m) - len(s.parked)
 }
-
-// parkedLen is the number of parked indices (some may be free already).
-func (s *heldSet) parkedLen() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.parked)
-}
