@@ -75,9 +75,13 @@ func (s *heldSet) acquire(i int64) bool {
 // release removes i (nothing happens when it is absent or parked).
 func (s *heldSet) release(i int64) {
 	s.mu.Lock()
-	if _, parked := s.parked[i]; !parked {
-		delete(s.m, i)
+	if len(s.parked) > 0 {
+		if _, parked := s.parked[i]; parked {
+			s.mu.Unlock()
+			return
+		}
 	}
+	delete(s.m, i)
 	s.mu.Unlock()
 }
 
