@@ -156,3 +156,41 @@ func TestTakeExhausted(t *testing.T) {
 		h.Close()
 	})
 }
+
+// The held set's parking: a parked index stays held through its stage's
+// release, counts as no location, and is free once the generation passes
+// the one it was parked at; a sweep then forgets it.
+func TestHeldParking(t *testing.T) {
+	var gen atomic.Uint64
+	gen.Store(5)
+	var s heldSet
+	s.park(1, gen.Load) // not held: nothing
+	if s.has(1) || s.len() != 0 {
+		t.Fatalf("parking an index not held holds it")
+	}
+	if !s.acquire(1) || !s.acquire(2) {
+		t.Fatal("acquire of free indices failed")
+	}
+	s.park(1, gen.Load)
+	s.release(1) // its stage's disposal: nothing
+	if !s.has(1) || s.acquire(1) || s.len() != 1 {
+		t.Fatalf("parked index: has %v, len %d; want held, drawn as a duplicate, not counted", s.has(1), s.len())
+	}
+	gen.Store(6)
+	if s.has(1) {
+		t.Errorf("has(1) after the generation passed")
+	}
+	if !s.acquire(1) || s.len() != 2 {
+		t.Fatalf("acquire after the generation passed failed, len %d", s.len())
+	}
+	s.park(1, gen.Load)
+	gen.Store(7)
+	s.sweep()
+	if s.has(1) || s.len() != 1 || len(s.parked) != 0 {
+		t.Errorf("after a sweep: has %v, len %d, parked %d", s.has(1), s.len(), len(s.parked))
+	}
+	s.release(2)
+	if s.len() != 0 || len(s.m) != 0 {
+		t.Errorf("release of a live index left len %d, m %d", s.len(), len(s.m))
+	}
+}
