@@ -131,11 +131,11 @@ type Location struct {
 // the sink it comes from). On a miss it waits for the next entry that lands
 // in the sink it waits on, until ctx ends or Request.Wait has passed
 // (ReasonNoLocation), or the engine shuts down or Request.Done closes
-// (ReasonShutdown); a region whose scan is paused fails at once
-// with ReasonPaused instead of waiting, and an exhausted one (no safe
-// place left, see ExhaustionStats) with ReasonExhausted. Every failure is an *Error. The
-// caller calls Complete with the location's ID once the player has moved,
-// or Cancel if the player gave up.
+// (ReasonShutdown); a region whose scan is paused fails at once with
+// ReasonPaused instead of waiting, and an exhausted one (no safe place
+// left, see ExhaustionStats) with ReasonExhausted. Every failure is an
+// *Error. The caller calls Complete with the location's ID once the
+// player has moved, or Cancel if the player gave up.
 //
 // A hit takes no lock but one shard of the handout table (and the
 // sink's lock-free ring), and allocates nothing beyond the amortized growth
