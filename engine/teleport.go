@@ -139,10 +139,11 @@ type Location struct {
 // the sink it comes from). On a miss it waits for the next entry that lands
 // in the sink it waits on, until ctx ends or Request.Wait has passed
 // (ReasonNoLocation), or the engine shuts down or Request.Done closes
-// (ReasonShutdown); a region whose scan is paused fails at once
-// with ReasonPaused instead of waiting. Every failure is an *Error. The
-// caller calls Complete with the location's ID once the player has moved,
-// or Cancel if the player gave up.
+// (ReasonShutdown); a region whose scan is paused fails at once with
+// ReasonPaused instead of waiting, and an exhausted one (no safe place
+// left, see ExhaustionStats) with ReasonExhausted. Every failure is an
+// *Error. The caller calls Complete with the location's ID once the
+// player has moved, or Cancel if the player gave up.
 //
 // A hit takes no lock but one shard of the handout table (and the
 // sink's lock-free ring), and allocates nothing beyond the amortized growth
@@ -169,7 +170,7 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 	if full, retry := e.out.clientFull(req.Player, req.Client, e.opts.Clock()); full {
 		return Location{}, e.out.refuse(r, req.Sink, retry)
 	}
-	preq := pipeline.Request{Player: req.Player, Sink: req.Sink, Paused: &r.paused, Stop: e.stopping, Done: req.Done, Wait: req.Wait}
+	preq := pipeline.Request{Player: req.Player, Sink: req.Sink, Paused: &r.paused, Exhausted: &r.exhaust.flag, Stop: e.stopping, Done: req.Done, Wait: req.Wait}
 	if r.unique.Load() > 0 {
 		preq.Admit = (*uniqueAdmit)(r)
 	}
@@ -201,6 +202,8 @@ func takeError(r *Region, req Request, sink string, err error) error {
 		e.Reason = ReasonUnknownSink
 	case errors.Is(err, pipeline.ErrPaused):
 		e.Reason = ReasonPaused
+	case errors.Is(err, pipeline.ErrExhausted):
+		e.Reason, e.Err = ReasonExhausted, r.exhaustedError()
 	case errors.Is(err, pipeline.ErrClosed):
 		e.Reason = ReasonShutdown
 	default:

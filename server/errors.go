@@ -46,6 +46,9 @@ const (
 	retryTooManyOpen = 1
 	// retryLeases: the lease store of a fleet reconnects on its own.
 	retryLeases = 1
+	// retryExhausted: a region with no safe place left recovers when the
+	// world changes or its memory's rejections expire (minutes).
+	retryExhausted = 30
 )
 
 // status is the HTTP status and Retry-After of an engine reason.
@@ -70,6 +73,7 @@ var reasonStatus = map[string]status{
 	engine.ReasonPaused:        {http.StatusServiceUnavailable, retryPaused},
 	engine.ReasonShutdown:      {http.StatusServiceUnavailable, retryShutdown},
 	engine.ReasonTooManyOpen:   {http.StatusServiceUnavailable, retryTooManyOpen},
+	engine.ReasonExhausted:     {http.StatusServiceUnavailable, retryExhausted},
 	// A fleet's lease store is away: the answer is unknown, not refused.
 	engine.ReasonLeasesUnavailable: {http.StatusServiceUnavailable, retryLeases},
 }

@@ -545,5 +545,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if err := s.e.Ready(); err != nil {
 		return &apiError{status: http.StatusServiceUnavailable, code: CodeNotReady, msg: oneLine(err.Error()), retryAfter: retryNotReady}
 	}
-	return s.writeJSON(w, http.StatusOK, api.Status{Status: "ready"})
+	st := api.Status{Status: "ready"}
+	if x, ok := s.e.(interface{ Exhausted() []string }); ok {
+		st.Exhausted = x.Exhausted()
+	}
+	return s.writeJSON(w, http.StatusOK, st)
 }

@@ -65,6 +65,7 @@ func TestErrorMapping(t *testing.T) {
 		engine.ReasonLeaseExpired: 410,
 		engine.ReasonNoLocation:   503, engine.ReasonPaused: 503, engine.ReasonShutdown: 503,
 		engine.ReasonTooManyOpen:       503,
+		engine.ReasonExhausted:         503,
 		engine.ReasonLeasesUnavailable: 503,
 	}
 	if len(want) != len(reasonStatus) {

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -143,6 +146,9 @@ func printStats(w io.Writer, s client.Stats) error {
 	if s.Paused {
 		paused = " (scan paused)"
 	}
+	if x := s.Exhaustion; x.Exhausted {
+		paused += " (exhausted: no safe place left; " + causeCounts(x.ByCause) + ")"
+	}
 	fmt.Fprintf(tw, "region %s on world %q%s\n", s.Region, s.World, paused)
 	p := s.Pipeline
 	sinks := make([]string, 0, len(p.Sinks))
@@ -237,4 +243,21 @@ func fmtDur(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.3gs", d.Seconds())
 	}
+}
+
+// causeCounts renders cells by cause, most first: "vert 900, ungenerated
+// 124".
+func causeCounts(m map[string]int64) string {
+	names := slices.Collect(maps.Keys(m))
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(m[b], m[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, m[n])
+	}
+	return strings.Join(parts, ", ")
 }

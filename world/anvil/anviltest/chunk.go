@@ -45,6 +45,11 @@ type Chunk struct {
 	// NoHeightmaps leaves the Heightmaps compound out (as an unfinished
 	// chunk has none). Default false.
 	NoHeightmaps bool
+	// GzipAsZlib makes the region writers compress the chunk with gzip
+	// but declare zlib (scheme 2) in front of it, as some third-party
+	// tools have written chunks: the game, and the reader, fail on it.
+	// Default false.
+	GzipAsZlib bool
 
 	minY, height int
 	sections     []section // bottom up
