@@ -104,6 +104,12 @@ type Resident struct {
 // Status is the answer of GET /healthz ("ok") and GET /readyz ("ready").
 type Status struct {
 	Status string `json:"status"`
+	// Exhausted names the regions with no safe place left, each with its
+	// rejected cells by cause ("spawn (vert 900, ungenerated 124)"), in
+	// the answer of /readyz; absent when there is none. The server is
+	// ready all the same: its other regions serve, and an exhausted one
+	// answers at once.
+	Exhausted []string `json:"exhausted,omitempty"`
 }
 
 // Error is the body of every non-2xx answer (see the package

@@ -42,6 +42,25 @@ type Stats struct {
 	Recovery RecoveryStats `json:"recovery"`
 	// Handouts count the locations handed out and how they closed.
 	Handouts HandoutStats `json:"handouts"`
+	// Exhaustion tells whether the region has no safe place left.
+	Exhaustion ExhaustionStats `json:"exhaustion"`
+}
+
+// ExhaustionStats tell whether a region is exhausted: its memory holds
+// every place as rejected and nothing is cached, so teleports are answered
+// 503 region-exhausted at once. It ends by itself when memory has places
+// again (rejections expired, or the world's chunks changed).
+type ExhaustionStats struct {
+	// Exhausted reports whether the region has no safe place left.
+	Exhausted bool `json:"exhausted"`
+	// Since is when it became exhausted; nil (the key absent) when it is
+	// not.
+	Since *time.Time `json:"since,omitempty"`
+	// ByCause is memory's rejected cells by cause when the region became
+	// exhausted; empty when it is not.
+	ByCause map[string]int64 `json:"byCause"`
+	// Times counts the times the region became exhausted since start.
+	Times uint64 `json:"times"`
 }
 
 // SinkFill is the fill and capacity of a queue or sink at one instant.

@@ -53,8 +53,9 @@ func fullStats() Stats {
 		Watch: &WatchStats{PeriodMs: 5000, Polls: 88, Errors: 89, ChangedChunks: 90, ChangedRegions: 91, Damaged: 92,
 			Forgotten: 93, Dropped: 94, Reader: ReaderStats{ReadErrors: 95, TornRetries: 96, DamagedChunks: 97,
 				Polls: 98, ChangedChunks: 99, WarningsSuppressed: 100}},
-		Recovery: RecoveryStats{Unclean: true, Discarded: 101, Replayed: 102, Spots: 103},
-		Handouts: HandoutStats{Open: 104, Completed: 105, Cancelled: 106, Expired: 107, Replaced: 108, Refused: 109},
+		Recovery:   RecoveryStats{Unclean: true, Discarded: 101, Replayed: 102, Spots: 103},
+		Handouts:   HandoutStats{Open: 104, Completed: 105, Cancelled: 106, Expired: 107, Replaced: 108, Refused: 109},
+		Exhaustion: ExhaustionStats{Exhausted: true, Since: &at, ByCause: map[string]int64{"vert": 110}, Times: 111},
 	}
 }
 
@@ -98,12 +99,12 @@ func TestStatsJSON(t *testing.T) {
 // when nil, and that nothing else is.
 func TestStatsJSONOptional(t *testing.T) {
 	st := fullStats()
-	st.Watch, st.Memory.LastRebuild = nil, nil
+	st.Watch, st.Memory.LastRebuild, st.Exhaustion.Since = nil, nil, nil
 	data, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{`"watch"`, `"lastRebuild"`} {
+	for _, key := range []string{`"watch"`, `"lastRebuild"`, `"since"`} {
 		if bytes.Contains(data, []byte(key)) {
 			t.Errorf("Stats without %s has the key: %s", key, data)
 		}
@@ -118,7 +119,7 @@ func TestStatsJSONOptional(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"region", "world", "paused", "restored", "latency", "served", "pipeline",
-		"memory", "resident", "unique", "unknownBlocks", "recovery", "handouts"} {
+		"memory", "resident", "unique", "unknownBlocks", "recovery", "handouts", "exhaustion"} {
 		if _, ok := m[key]; !ok {
 			t.Errorf("zero Stats lacks the key %q: %s", key, data)
 		}
@@ -182,6 +183,7 @@ func TestRoundTrip(t *testing.T) {
 		Claims{Claims: []Claim{{ID: 3, World: "w", Owner: "o", MinX: -1, MinZ: -2, MaxX: 1, MaxZ: 2, Created: created}}},
 		fullStats(),
 		Status{Status: "ready"},
+		Status{Status: "ready", Exhausted: []string{"spawn (vert 900)"}},
 		Error{Error: ErrorDetail{Code: "paused", Message: "the scan is paused"}},
 	} {
 		data, err := json.Marshal(v)

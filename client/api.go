@@ -57,7 +57,9 @@ type NewClaim struct {
 }
 
 // Teleport asks region for a location: POST /v1/regions/{region}/teleports.
-// A miss is an *APIError with Code "no-location" (503, with RetryAfter).
+// A miss is an *APIError with Code "no-location" (503, with RetryAfter);
+// a region with no safe place left answers at once with Code
+// "region-exhausted" (503).
 func (c *Client) Teleport(ctx context.Context, region string, req TeleportRequest) (Teleport, error) {
 	body := api.TeleportRequest{Player: &req.Player, Sink: req.Sink, Token: req.Token}
 	switch {

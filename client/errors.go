@@ -32,6 +32,10 @@ const (
 	CodeRestartNeeded = "restart-needed"
 	CodeLeaseExpired  = "lease-expired"
 	CodeNoLocation    = "no-location"
+	// CodeRegionExhausted: the region has no safe place left (every place
+	// rejected, nothing cached); answered at once, until the world changes
+	// or the rejections expire.
+	CodeRegionExhausted = "region-exhausted"
 	// CodeLeasesUnavailable: a fleet's network lease store could not be
 	// reached; nothing was handed out.
 	CodeLeasesUnavailable = "leases-unavailable"

@@ -86,6 +86,13 @@ type Handouts struct {
 	// past it is refused (503 too-many-open) until one closes. Default
 	// 0: 4096; negative: no limit.
 	MaxOpen int `yaml:"max_open"`
+	// MaxOpenPerClient bounds the open handouts asked for from one
+	// client address, so that one caller cannot hold every slot of
+	// MaxOpen with made-up player names: past it a teleport is refused
+	// (503 too-many-open, Retry-After until its oldest one ends). A game
+	// server or proxy that holds many handouts itself should raise it.
+	// Default 0: a quarter of max_open; negative: no limit.
+	MaxOpenPerClient int `yaml:"max_open_per_client"`
 }
 
 // MaxScreenWorkers bounds Config.ScreenWorkers.

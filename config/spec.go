@@ -48,7 +48,7 @@ func (c *Config) Spec() (engine.Spec, error) {
 		Worlds:          make(map[string]engine.WorldSpec, len(c.Worlds)),
 		Regions:         make(map[string]engine.RegionSpec, len(c.Regions)),
 		ScreenWorkers:   c.ScreenWorkers,
-		Handouts:        engine.HandoutLimits{PerPlayer: c.Handouts.MaxPerPlayer, Total: c.Handouts.MaxOpen},
+		Handouts:        engine.HandoutLimits{PerPlayer: c.Handouts.MaxPerPlayer, Total: c.Handouts.MaxOpen, PerClient: c.Handouts.MaxOpenPerClient},
 		HandoutLifespan: c.Handouts.Lifespan,
 	}
 	for name, w := range c.Worlds {

@@ -220,6 +220,7 @@ func New(ctx context.Context, spec Spec, opts Options) (_ *Engine, err error) {
 	}
 	e.out.init()
 	e.out.setLimits(opts.Handouts)
+	e.out.lifespan = opts.HandoutLifespan
 	defer func() {
 		if err != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownTimeout)
@@ -898,6 +899,8 @@ type Stats struct {
 	// Fleet describes the node's part in a fleet; nil when the engine
 	// runs alone.
 	Fleet *FleetStats `json:"fleet,omitempty"`
+	// Exhaustion tells whether the region has no safe place left.
+	Exhaustion ExhaustionStats `json:"exhaustion"`
 }
 
 // HandoutStats count the locations handed out by a region and how their
@@ -975,6 +978,7 @@ func (e *Engine) Stats(region string) (Stats, error) {
 		Resident:      r.world.resident.Stats(),
 		Watch:         r.world.watch.stats(region),
 		Fleet:         r.fleetStats(pst),
+		Exhaustion:    r.exhaustionStats(),
 	}, nil
 }
 

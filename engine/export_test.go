@@ -14,3 +14,6 @@ func HandoutCounts(e *Engine, region string) (replaced, refused uint64) {
 
 // OpenHandouts is the number of open handouts across e's regions.
 func OpenHandouts(e *Engine) int64 { return e.out.open.Load() }
+
+// HandoutLimitsWithDefaults returns l with its defaults applied.
+func HandoutLimitsWithDefaults(l HandoutLimits) HandoutLimits { return l.withDefaults() }

@@ -53,6 +53,15 @@ type HandoutLimits struct {
 	// is reached before the token is redeemed. Default DefaultMaxOpen
 	// (4096); negative: no limit.
 	Total int
+	// PerClient bounds the open handouts of one client (Request.Client:
+	// the HTTP server's remote address), so that one caller cannot hold
+	// every slot of Total with made-up player names. A teleport beyond it,
+	// replacing none of the same client's, fails with ReasonTooManyOpen,
+	// its Error.RetryAfter the time until the client's oldest handout
+	// ends its lifespan. A game server that holds many handouts itself
+	// should raise it. Default a quarter of Total (at least 1; no limit
+	// when Total has none); negative: no limit.
+	PerClient int
 }
 
 func (l HandoutLimits) withDefaults() HandoutLimits {
@@ -61,6 +70,12 @@ func (l HandoutLimits) withDefaults() HandoutLimits {
 	}
 	if l.Total == 0 {
 		l.Total = DefaultMaxOpen
+	}
+	if l.PerClient == 0 {
+		l.PerClient = max(l.Total/4, 1)
+		if l.Total < 0 {
+			l.PerClient = -1
+		}
 	}
 	return l
 }
@@ -71,24 +86,34 @@ func (l HandoutLimits) withDefaults() HandoutLimits {
 const handoutShards = 32
 
 // handout is a location handed out: its entry (and reservation), its
-// region, its player ("" for a redeemed token) and when it was handed out
-// (on Options.Clock).
+// region, its player ("" for a redeemed token), its client ("" when not
+// counted) and when it was handed out (on Options.Clock).
 type handout struct {
 	h      *pipeline.Hot
 	r      *Region
 	player string
+	client string
 	at     time.Time
 }
 
 // handouts is the table of locations handed out, sharded by ID, with the
-// open IDs of each player and the limits on both. Lock order: a player
-// shard before an ID shard; no other lock is taken while one is held.
+// open IDs of each player and of each client, and the limits on them. Lock
+// order: a player shard, then a client shard, then an ID shard; no other
+// lock is taken while one is held.
 type handouts struct {
 	shards  [handoutShards]handoutShard
 	players [handoutShards]playerShard
+	clients [handoutShards]playerShard // the same index, by client
 	seed    maphash.Seed
 	open    atomic.Int64 // handouts in the table, every region
 	limits  HandoutLimits
+	// lifespan is Options.HandoutLifespan, for the time until a slot
+	// frees (Error.RetryAfter).
+	lifespan time.Duration
+
+	expiryMu sync.Mutex // protects following fields: nextExpiry's answer
+	expiryAt time.Time  // when it was computed
+	expiry   time.Time  // when the oldest handout then ends its lifespan
 	// counts holds the *handoutCounts of each region (by *Region), made
 	// on first use.
 	counts sync.Map
@@ -103,8 +128,8 @@ type handoutShard struct {
 
 type playerShard struct {
 	mu sync.Mutex
-	// mu protects the following field: the open IDs of each player
-	// holding one, oldest first.
+	// mu protects the following field: the open IDs of each player (or
+	// client) holding one, oldest first.
 	m map[string][]uint64
 	_ [40]byte
 }
@@ -119,6 +144,7 @@ func (o *handouts) init() {
 	for i := range o.shards {
 		o.shards[i].m = map[uint64]handout{}
 		o.players[i].m = map[string][]uint64{}
+		o.clients[i].m = map[string][]uint64{}
 	}
 	o.seed = maphash.MakeSeed()
 	o.limits = HandoutLimits{}.withDefaults()
@@ -131,6 +157,10 @@ func (o *handouts) shard(id uint64) *handoutShard { return &o.shards[id%handoutS
 
 func (o *handouts) playerShard(p string) *playerShard {
 	return &o.players[maphash.String(o.seed, p)%handoutShards]
+}
+
+func (o *handouts) clientShard(c string) *playerShard {
+	return &o.clients[maphash.String(o.seed, c)%handoutShards]
 }
 
 // countsOf returns r's counters.
@@ -180,47 +210,113 @@ func (o *handouts) full(player string) bool {
 	return n < o.limits.PerPlayer
 }
 
-// refuse counts a teleport of r refused under HandoutLimits.Total and
-// returns its error.
-func (o *handouts) refuse(r *Region, sink string) error {
-	o.countsOf(r).refused.Add(1)
-	return &Error{Region: r.name, Sink: sink, Reason: ReasonTooManyOpen}
+// clientFull reports whether a teleport for player at the request of
+// client would be refused under HandoutLimits.PerClient now: the client
+// holds as many handouts as it may, and none of them is the player's
+// (which the teleport would replace). It returns when the client's
+// oldest handout ends its lifespan. Teleport checks it before taking a
+// location, so that a refusal costs no entry; addHandout decides.
+func (o *handouts) clientFull(player, client string, now time.Time) (bool, time.Duration) {
+	if client == "" || o.limits.PerClient < 0 {
+		return false, 0
+	}
+	cs := o.clientShard(client)
+	cs.mu.Lock()
+	ids := cs.m[client]
+	full := len(ids) >= o.limits.PerClient
+	var first uint64
+	if full {
+		first = ids[0]
+		for _, id := range ids {
+			if o.playerOf(id) == player && player != "" {
+				full = false
+				break
+			}
+		}
+	}
+	cs.mu.Unlock()
+	if !full {
+		return false, 0
+	}
+	return true, o.untilExpiry(first, now)
 }
 
-// addHandout records h, handed out to player ("" for none), under a new
-// ID. A player at HandoutLimits.PerPlayer has their oldest handout
-// replaced (closed as Cancel closes it); otherwise, with the table at
-// HandoutLimits.Total, it fails with ReasonTooManyOpen unless force is
-// set. It fails with ReasonShutdown once shutdown has started (which
-// closes every handout recorded before it). On failure h is the
-// caller's.
-func (e *Engine) addHandout(r *Region, h *pipeline.Hot, player string, force bool) (uint64, string) {
-	id, victim, evicted, reason := e.recordHandout(r, h, player, force)
+// playerOf returns the player of the open handout id ("" when none).
+func (o *handouts) playerOf(id uint64) string {
+	sh := o.shard(id)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.m[id].player
+}
+
+// refuse counts a teleport of r refused under HandoutLimits.Total or
+// PerClient and returns its error, which says when a slot frees at the
+// latest.
+func (o *handouts) refuse(r *Region, sink string, retry time.Duration) error {
+	o.countsOf(r).refused.Add(1)
+	return &Error{Region: r.name, Sink: sink, Reason: ReasonTooManyOpen, RetryAfter: retry}
+}
+
+// addHandout records h, handed out to player ("" for none) at the request
+// of client ("" for none), under a new ID. A player at
+// HandoutLimits.PerPlayer has their oldest handout replaced (closed as
+// Cancel closes it); otherwise, with the table at HandoutLimits.Total or
+// the client at HandoutLimits.PerClient, it fails with ReasonTooManyOpen
+// unless force is set, and returns when a slot frees at the latest. It
+// fails with ReasonShutdown once shutdown has started (which closes every
+// handout recorded before it). On failure h is the caller's.
+func (e *Engine) addHandout(r *Region, h *pipeline.Hot, player, client string, force bool) (uint64, string, time.Duration) {
+	id, victim, evicted, reason, retry := e.recordHandout(r, h, player, client, force)
 	if evicted {
-		e.closeReplaced(victim)
+		e.out.forgetClient(victim.client, victim.id)
+		e.closeReplaced(victim.handout)
 	}
-	return id, reason
+	return id, reason, retry
+}
+
+// replaced is a handout replaced by its player's new one, with its ID.
+type replaced struct {
+	handout
+	id uint64
 }
 
 // recordHandout is addHandout but for the closing of the replaced
 // handout, which it returns.
-func (e *Engine) recordHandout(r *Region, h *pipeline.Hot, player string, force bool) (id uint64, victim handout, evicted bool, reason string) {
+func (e *Engine) recordHandout(r *Region, h *pipeline.Hot, player, client string, force bool) (id uint64, victim replaced, evicted bool, reason string, retry time.Duration) {
 	o := &e.out
 	at := e.opts.Clock()
 	var ps *playerShard
+	var oldest uint64 // the player's handout the new one replaces, or 0
 	if player != "" && o.limits.PerPlayer >= 0 {
 		ps = o.playerShard(player)
 		ps.mu.Lock()
 		defer ps.mu.Unlock()
 		if ids := ps.m[player]; len(ids) >= o.limits.PerPlayer && len(ids) > 0 {
-			// Replace the oldest: its table slot passes to the new one.
-			old := ids[0]
-			ps.m[player] = slices.Delete(ids, 0, 1)
-			victim, evicted = o.take(old)
+			oldest = ids[0]
+		}
+	}
+	var cs *playerShard
+	if client != "" && o.limits.PerClient >= 0 {
+		cs = o.clientShard(client)
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+		if ids := cs.m[client]; !force && len(ids) >= o.limits.PerClient && (oldest == 0 || o.clientOf(oldest) != client) {
+			return 0, victim, false, ReasonTooManyOpen, o.untilExpiry(ids[0], at)
+		}
+	}
+	if oldest != 0 {
+		// Replace the oldest: its table slot passes to the new one.
+		ps.m[player] = slices.Delete(ps.m[player], 0, 1)
+		victim.handout, evicted = o.take(oldest)
+		victim.id = oldest
+		if evicted && cs != nil && victim.client == client {
+			// The same client: its count passes to the new one too.
+			forgetID(cs, client, oldest)
+			victim.client = ""
 		}
 	}
 	if !evicted && !o.reserveSlot(force) {
-		return 0, victim, false, ReasonTooManyOpen
+		return 0, victim, false, ReasonTooManyOpen, o.nextExpiry(at)
 	}
 	for {
 		id = newID()
@@ -229,20 +325,69 @@ func (e *Engine) recordHandout(r *Region, h *pipeline.Hot, player string, force 
 		if e.stopped() {
 			sh.mu.Unlock()
 			o.open.Add(-1) // the slot taken or passed on
-			return 0, victim, evicted, ReasonShutdown
+			return 0, victim, evicted, ReasonShutdown, 0
 		}
 		if _, dup := sh.m[id]; dup {
 			sh.mu.Unlock()
 			continue
 		}
-		sh.m[id] = handout{h: h, r: r, player: player, at: at}
+		sh.m[id] = handout{h: h, r: r, player: player, client: client, at: at}
 		sh.mu.Unlock()
 		if ps != nil {
 			ps.m[player] = append(ps.m[player], id)
 		}
+		if cs != nil {
+			cs.m[client] = append(cs.m[client], id)
+		}
 		r.ctr.open.Add(1)
-		return id, victim, evicted, ""
+		return id, victim, evicted, "", 0
 	}
+}
+
+// clientOf returns the client of the open handout id ("" when none).
+func (o *handouts) clientOf(id uint64) string {
+	sh := o.shard(id)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.m[id].client
+}
+
+// untilExpiry returns how long until the handout id, open at now, ends
+// its lifespan: when its slot frees at the latest. At least a second.
+func (o *handouts) untilExpiry(id uint64, now time.Time) time.Duration {
+	sh := o.shard(id)
+	sh.mu.Lock()
+	at, ok := sh.m[id].at, sh.m[id].h != nil
+	sh.mu.Unlock()
+	if !ok {
+		return time.Second
+	}
+	return max(at.Add(o.lifespan).Sub(now), time.Second)
+}
+
+// nextExpiry returns how long until the oldest open handout ends its
+// lifespan, at least a second: when a slot of HandoutLimits.Total frees
+// at the latest. The scan of the table runs at most once a second; a
+// refusal in between reuses its answer.
+func (o *handouts) nextExpiry(now time.Time) time.Duration {
+	o.expiryMu.Lock()
+	defer o.expiryMu.Unlock()
+	if now.Before(o.expiryAt.Add(time.Second)) && !o.expiryAt.IsZero() {
+		return max(o.expiry.Sub(now), time.Second)
+	}
+	oldest := now
+	for i := range o.shards {
+		sh := &o.shards[i]
+		sh.mu.Lock()
+		for _, ho := range sh.m {
+			if ho.at.Before(oldest) {
+				oldest = ho.at
+			}
+		}
+		sh.mu.Unlock()
+	}
+	o.expiryAt, o.expiry = now, oldest.Add(o.lifespan)
+	return max(o.expiry.Sub(now), time.Second)
 }
 
 // reserveSlot takes a slot of the table under HandoutLimits.Total (any
@@ -285,14 +430,31 @@ func (o *handouts) forget(player string, id uint64) {
 	ps := o.playerShard(player)
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	ids := ps.m[player]
+	forgetID(ps, player, id)
+}
+
+// forgetClient removes id from its client's open IDs.
+func (o *handouts) forgetClient(client string, id uint64) {
+	if client == "" {
+		return
+	}
+	cs := o.clientShard(client)
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	forgetID(cs, client, id)
+}
+
+// forgetID removes id from the open IDs of key in ps, whose lock the
+// caller holds.
+func forgetID(ps *playerShard, key string, id uint64) {
+	ids := ps.m[key]
 	if i := slices.Index(ids, id); i >= 0 {
 		ids = slices.Delete(ids, i, i+1)
 	}
 	if len(ids) == 0 {
-		delete(ps.m, player)
+		delete(ps.m, key)
 	} else {
-		ps.m[player] = ids
+		ps.m[key] = ids
 	}
 }
 
@@ -302,6 +464,7 @@ func (e *Engine) removeHandout(id uint64) (handout, bool) {
 	if ok {
 		e.out.open.Add(-1)
 		e.out.forget(ho.player, id)
+		e.out.forgetClient(ho.client, id)
 	}
 	return ho, ok
 }
@@ -349,6 +512,7 @@ func (o *handouts) expire(cutoff time.Time) {
 	for _, a := range old {
 		o.open.Add(-1)
 		o.forget(a.ho.player, a.id)
+		o.forgetClient(a.ho.client, a.id)
 		a.ho.h.Close()
 		a.ho.r.ctr.open.Add(-1)
 		a.ho.r.ctr.expired.Add(1)
@@ -366,6 +530,7 @@ func (o *handouts) closeAll() {
 		for id, ho := range m {
 			o.open.Add(-1)
 			o.forget(ho.player, id)
+			o.forgetClient(ho.client, id)
 			ho.h.Close()
 			ho.r.ctr.open.Add(-1)
 		}

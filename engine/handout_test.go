@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -294,5 +295,66 @@ func checkResident(t *testing.T, st engine.Stats, open int) {
 	}
 	if un := st.Resident.Resident - st.Resident.Reserved; un > 4096 {
 		t.Errorf("%d unreserved chunks resident, over the default budget", un)
+	}
+}
+
+// TestHandoutPerClientCap: one client cannot hold more open handouts than
+// HandoutLimits.PerClient with made-up player names; its refusal comes at
+// once, says when its oldest handout ends its lifespan, and leaves other
+// clients, and its own players replacing their handouts, served.
+func TestHandoutPerClientCap(t *testing.T) {
+	e := newEngine(t, testConfig(t))
+	engine.SetHandoutLimits(e, engine.HandoutLimits{Total: 16, PerClient: 2})
+	run(t, e)
+	a1 := teleport(t, e, engine.Request{Player: "a1", Client: "192.0.2.1"})
+	teleport(t, e, engine.Request{Player: "a2", Client: "192.0.2.1"})
+	_, err := e.Teleport(t.Context(), region, engine.Request{Player: "a3", Client: "192.0.2.1"})
+	var ee *engine.Error
+	if !errors.As(err, &ee) || ee.Reason != engine.ReasonTooManyOpen {
+		t.Fatalf("a third player of one client = %v, want %s", err, engine.ReasonTooManyOpen)
+	}
+	// The oldest handout ends its lifespan (5 min by default) at the latest.
+	if ee.RetryAfter < 4*time.Minute || ee.RetryAfter > engine.DefaultHandoutLifespan {
+		t.Errorf("RetryAfter = %v, want about the handout lifespan %v", ee.RetryAfter, engine.DefaultHandoutLifespan)
+	}
+	// A player of that client replacing their own handout is served.
+	a1again := teleport(t, e, engine.Request{Player: "a1", Client: "192.0.2.1"})
+	if err := e.Complete(a1.ID); reason(err) != engine.ReasonUnknownID {
+		t.Errorf("Complete of the replaced handout = %v, want %s", err, engine.ReasonUnknownID)
+	}
+	// Another client, and a caller naming none, are served.
+	teleport(t, e, engine.Request{Player: "b1", Client: "192.0.2.2"})
+	teleport(t, e, engine.Request{Player: "c1"})
+	// A slot the client frees serves it again.
+	if err := e.Complete(a1again.ID); err != nil {
+		t.Fatal(err)
+	}
+	teleport(t, e, engine.Request{Player: "a3", Client: "192.0.2.1"})
+	if _, err := e.Teleport(t.Context(), region, engine.Request{Player: "a4", Client: "192.0.2.1"}); reason(err) != engine.ReasonTooManyOpen {
+		t.Fatalf("a player past the client's cap again = %v, want %s", err, engine.ReasonTooManyOpen)
+	}
+	_, refused := engine.HandoutCounts(e, region)
+	if st := stats(t, e, region); st.Handouts.Open != 4 || refused != 2 {
+		t.Fatalf("handouts %+v, refused %d; want 4 open (a2, a3, b1, c1), 2 refused", st.Handouts, refused)
+	}
+}
+
+// TestHandoutLimitsDefaults: the per-client cap is a quarter of the total
+// by default, and has no bound when the total has none.
+func TestHandoutLimitsDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		in   engine.HandoutLimits
+		want int
+	}{
+		{engine.HandoutLimits{}, engine.DefaultMaxOpen / 4},
+		{engine.HandoutLimits{Total: 100}, 25},
+		{engine.HandoutLimits{Total: 2}, 1},
+		{engine.HandoutLimits{Total: -1}, -1},
+		{engine.HandoutLimits{Total: 100, PerClient: 7}, 7},
+		{engine.HandoutLimits{PerClient: -1}, -1},
+	} {
+		if got := engine.HandoutLimitsWithDefaults(tc.in).PerClient; got != tc.want {
+			t.Errorf("defaults of %+v: PerClient %d, want %d", tc.in, got, tc.want)
+		}
 	}
 }

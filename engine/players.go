@@ -224,7 +224,7 @@ func (e *Engine) Redeem(region, token string) (Location, error) {
 		return Location{}, err
 	}
 	if e.out.full("") {
-		return Location{}, e.out.refuse(r, SinkNetwork)
+		return Location{}, e.out.refuse(r, SinkNetwork, e.out.nextExpiry(e.opts.Clock()))
 	}
 	return e.redeem(r, token, "", start)
 }
@@ -242,7 +242,7 @@ func (e *Engine) redeem(r *Region, token, player string, start time.Time) (Locat
 		now := e.opts.Clock()
 		r.placed.claim(h.Block(), 1, now, r.markSince(now))
 	}
-	return e.handOutAs(r, h, sink, player, true, start)
+	return e.handOutAs(r, h, sink, player, "", true, start)
 }
 
 // Release gives the lease of token up before it expires: its location

@@ -54,6 +54,7 @@ type Region struct {
 	served map[string]*atomic.Uint64 // by sink name: locations handed out
 	names  struct{ login, network, personal string }
 
+	exhaust exhaustion // set after each pulse (checkExhausted)
 	latency histogram
 	saveMu  sync.Mutex  // serializes saveMemory (the save loop, the watcher, shutdown)
 	placed  *placements // the spots handed out (unique placement)
@@ -131,9 +132,14 @@ func (r *Region) screen(ctx context.Context, c geom.Chunk) (pipeline.Screened, e
 	ch, err := world.Summary(ctx, r.world.source, c)
 	switch {
 	case errors.Is(err, world.ErrUngenerated):
-		// Transient: memory does not keep it, the chunk may be generated
-		// by the time it is drawn again.
+		// Memory keeps it for a while (causes.ungenerated) and the
+		// watcher of a Minecraft world forgets it once the game writes
+		// the chunk.
 		return pipeline.Screened{Cause: memory.CauseUngenerated, Detail: "not generated"}, nil
+	case errors.Is(err, world.ErrUnreadable):
+		// Damaged on disk: reading it again fails again until its file
+		// changes, which the watcher reports (memory then forgets it).
+		return pipeline.Screened{Cause: memory.CauseUnreadable, Detail: "unreadable"}, nil
 	case errors.Is(err, world.ErrOutside):
 		return pipeline.Screened{Cause: memory.CauseWorldBorder, Detail: "outside the world"}, nil
 	case err != nil:
@@ -190,6 +196,9 @@ func (r *Region) pulseLoop(ctx context.Context) {
 		} else {
 			r.loopMu.Lock()
 			err = r.pipe.Pulse(ctx)
+			if err == nil {
+				r.checkExhausted(r.e.opts.Clock())
+			}
 			r.loopMu.Unlock()
 		}
 		r.firstOnce.Do(func() { close(r.firstPulse) })

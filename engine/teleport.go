@@ -50,6 +50,10 @@ type Error struct {
 	Sink   string
 	Reason string
 	Err    error
+	// RetryAfter, when positive, is when the call can succeed at the
+	// latest (ReasonTooManyOpen: when the oldest handout in the way ends
+	// its lifespan).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -100,6 +104,10 @@ type Request struct {
 	// the engine's Close does: a caller's own shutdown (the HTTP server's
 	// drain). Default nil.
 	Done <-chan struct{}
+	// Client names who asked (the HTTP server passes the remote address):
+	// its open handouts are bounded by HandoutLimits.PerClient. Default
+	// "": not counted.
+	Client string
 }
 
 // Location is a landing place handed to a player: the block column X, Z,
@@ -131,10 +139,11 @@ type Location struct {
 // the sink it comes from). On a miss it waits for the next entry that lands
 // in the sink it waits on, until ctx ends or Request.Wait has passed
 // (ReasonNoLocation), or the engine shuts down or Request.Done closes
-// (ReasonShutdown); a region whose scan is paused fails at once
-// with ReasonPaused instead of waiting. Every failure is an *Error. The
-// caller calls Complete with the location's ID once the player has moved,
-// or Cancel if the player gave up.
+// (ReasonShutdown); a region whose scan is paused fails at once with
+// ReasonPaused instead of waiting, and an exhausted one (no safe place
+// left, see ExhaustionStats) with ReasonExhausted. Every failure is an
+// *Error. The caller calls Complete with the location's ID once the
+// player has moved, or Cancel if the player gave up.
 //
 // A hit takes no lock but one shard of the handout table (and the
 // sink's lock-free ring), and allocates nothing beyond the amortized growth
@@ -153,12 +162,15 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 		return Location{}, &Error{Region: region, Sink: req.Sink, Reason: ReasonInvalid, Err: err}
 	}
 	if e.out.full(req.Player) {
-		return Location{}, e.out.refuse(r, req.Sink)
+		return Location{}, e.out.refuse(r, req.Sink, e.out.nextExpiry(e.opts.Clock()))
 	}
 	if req.Token != "" {
 		return e.redeem(r, req.Token, req.Player, start)
 	}
-	preq := pipeline.Request{Player: req.Player, Sink: req.Sink, Paused: &r.paused, Stop: e.stopping, Done: req.Done, Wait: req.Wait}
+	if full, retry := e.out.clientFull(req.Player, req.Client, e.opts.Clock()); full {
+		return Location{}, e.out.refuse(r, req.Sink, retry)
+	}
+	preq := pipeline.Request{Player: req.Player, Sink: req.Sink, Paused: &r.paused, Exhausted: &r.exhaust.flag, Stop: e.stopping, Done: req.Done, Wait: req.Wait}
 	if r.unique.Load() > 0 {
 		preq.Admit = (*uniqueAdmit)(r)
 	}
@@ -166,7 +178,7 @@ func (e *Engine) Teleport(ctx context.Context, region string, req Request) (Loca
 	if err != nil {
 		return Location{}, takeError(r, req, sink, err)
 	}
-	return e.handOut(r, h, sink, req.Player, start)
+	return e.handOut(r, h, sink, req.Player, req.Client, start)
 }
 
 // takeError is the *Error of a failed pipeline.Take of req in r; sink is
@@ -190,6 +202,8 @@ func takeError(r *Region, req Request, sink string, err error) error {
 		e.Reason = ReasonUnknownSink
 	case errors.Is(err, pipeline.ErrPaused):
 		e.Reason = ReasonPaused
+	case errors.Is(err, pipeline.ErrExhausted):
+		e.Reason, e.Err = ReasonExhausted, r.exhaustedError()
 	case errors.Is(err, pipeline.ErrClosed):
 		e.Reason = ReasonShutdown
 	default:
@@ -245,19 +259,19 @@ func (r *Region) markSince(now time.Time) time.Time {
 // handOut registers h as handed out to player and returns its location.
 // It fails with ReasonTooManyOpen (h goes back to cold) or ReasonShutdown
 // (h is closed); see addHandout.
-func (e *Engine) handOut(r *Region, h *pipeline.Hot, sink, player string, start time.Time) (Location, error) {
-	return e.handOutAs(r, h, sink, player, false, start)
+func (e *Engine) handOut(r *Region, h *pipeline.Hot, sink, player, client string, start time.Time) (Location, error) {
+	return e.handOutAs(r, h, sink, player, client, false, start)
 }
 
 // handOutAs is handOut; force hands h out past HandoutLimits.Total (a
 // redeemed token's location: the token is used up).
-func (e *Engine) handOutAs(r *Region, h *pipeline.Hot, sink, player string, force bool, start time.Time) (Location, error) {
-	id, reason := e.addHandout(r, h, player, force)
+func (e *Engine) handOutAs(r *Region, h *pipeline.Hot, sink, player, client string, force bool, start time.Time) (Location, error) {
+	id, reason, retry := e.addHandout(r, h, player, client, force)
 	switch reason {
 	case "":
 	case ReasonTooManyOpen:
 		e.giveBack(handout{h: h, r: r})
-		return Location{}, e.out.refuse(r, sink)
+		return Location{}, e.out.refuse(r, sink, retry)
 	default:
 		h.Close()
 		return Location{}, &Error{Region: r.name, Sink: sink, Reason: reason}

@@ -61,11 +61,11 @@ func TestUniquePlacement(t *testing.T) {
 		if st.Unique.Marked != 1 || st.Unique.Chunks != uint64(r.Shape().Len()) {
 			t.Errorf("Unique = %+v, want 1 place and all %d chunks marked", st.Unique, r.Shape().Len())
 		}
-		// Everything cached lies in the marked area: dropped, not served.
-		short, cancel2 := context.WithTimeout(t.Context(), 300*time.Millisecond)
-		defer cancel2()
-		if loc, err := e.Teleport(short, "wide", engine.Request{Player: "q"}); reason(err) != engine.ReasonNoLocation {
-			t.Fatalf("Teleport in a fully marked region = %+v, %v; want %s", loc, err, engine.ReasonNoLocation)
+		// Everything cached lies in the marked area: dropped, not served;
+		// with every chunk marked and nothing left the region is
+		// exhausted, and the teleport says so.
+		if loc, err := e.Teleport(ctx, "wide", engine.Request{Player: "q"}); reason(err) != engine.ReasonExhausted {
+			t.Fatalf("Teleport in a fully marked region = %+v, %v; want %s", loc, err, engine.ReasonExhausted)
 		}
 		if st := stats(t, e, "wide"); st.Unique.Dropped < 3 {
 			t.Errorf("Unique.Dropped = %d, want the 3 locations left in the sink", st.Unique.Dropped)

@@ -7,11 +7,24 @@
 //
 // Every Cause belongs to a tier. Static causes (biome, worldBorder, vert,
 // safety, prefilterBiome, prefilterRange) never expire. Dynamic causes
-// (safetyExternal, uniquePlacement) live for a TTL resolved per rejection
-// (see package ttl: verifiers.<source>, then causes.<cause>, then the
-// built-in default); a dynamic rejection whose TTL resolves to permanent
-// joins the static tier. Transient causes (timeout, nullChunk, ungenerated)
-// are counted but never stored.
+// (safetyExternal, uniquePlacement, ungenerated, unreadable) live for a TTL
+// resolved per rejection (see package ttl: verifiers.<source>, then
+// causes.<cause>, then the built-in default); a dynamic rejection whose TTL
+// resolves to permanent joins the static tier. Transient causes (timeout,
+// nullChunk) are counted but never stored.
+//
+// Ungenerated and unreadable describe the world's data, not the place:
+// they are kept so that a chunk not generated yet, or damaged on disk,
+// costs one read rather than one per draw, and so that a region whose
+// every chunk is rejected is seen to be (Selectable is 0). Their TTLs are
+// short (10 minutes and 1 hour by default) for worlds nobody watches; a
+// watched Minecraft world forgets (Forget) a chunk as soon as its file
+// changes. Their runs are exact: they absorb no gap of the spatial
+// resolution and join only touching runs of their own cause, so a good
+// chunk between two damaged ones stays selectable.
+//
+// The cause is one byte of a memory file: a file holding an unreadable
+// run (cause 11) is refused as corrupt by versions that predate it.
 //
 // A dynamic run is active (not selectable) until its expiry, on probation
 // (selectable, but remembered) from expiry to expiry+TTL, and forgotten

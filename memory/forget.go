@@ -66,7 +66,7 @@ func (t *Table) Forget(indices ...int64) int {
 	newProb, newRestore := cutRuns(t.prob, t.restore, drop)
 	t.prob = newRunSet(newProb)
 	t.restore = newRestore
-	t.snap.Store(&snapshot{active: newRunSet(newActive), n: t.opts.Len})
+	t.publish(newRunSet(newActive))
 	return len(held)
 }
 

@@ -161,7 +161,7 @@ func (m *model) rebuild() {
 		tier := cells[x].tier
 		end := x + 1
 		for {
-			for end < m.n && cells[end].has && cells[end].tier == tier {
+			for end < m.n && cells[end].has && cells[end].tier == tier && joins(cells[end-1].cause, cells[end].cause, 0, 0) {
 				end++
 			}
 			// Look across a gap of empty cells.
@@ -169,7 +169,7 @@ func (m *model) rebuild() {
 			for g < m.n && !cells[g].has {
 				g++
 			}
-			if g < m.n && g > end && g-end <= m.resolution && cells[g].tier == tier {
+			if g < m.n && g > end && g-end <= m.resolution && cells[g].tier == tier && joins(cells[end-1].cause, cells[g].cause, g-end, m.resolution) {
 				end = g
 				continue
 			}
@@ -324,7 +324,8 @@ func checkAgainstModel(t *testing.T, step string, tb *Table, m *model) {
 
 func TestModel(t *testing.T) {
 	causes := []Cause{CauseBiome, CauseSafety, CauseVert, CauseSafetyExternal, CauseSafetyExternal,
-		CauseSafetyExternal, CauseUniquePlacement, CauseTimeout, CauseNullChunk}
+		CauseSafetyExternal, CauseUniquePlacement, CauseTimeout, CauseNullChunk,
+		CauseUngenerated, CauseUnreadable, CauseUnreadable}
 	sources := []string{"", "a", "b", "perm", "off"}
 	seqs, steps := 150, 250
 	if testing.Short() {

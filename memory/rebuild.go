@@ -19,6 +19,9 @@ import (
 //     tier with nothing between them and a gap of at most the spatial
 //     resolution merge (the gap cells become bad). A run's cause is the cause
 //     of its leftmost cell, its expiry and TTL the largest of its cells.
+//     Exact causes (ungenerated, unreadable) are the exception: two
+//     neighbouring cells, or runs across a gap, of which either has an
+//     exact cause join only when they touch and have the same cause.
 //  4. Probation runs keep their own attributes; where candidates overlap,
 //     the one starting first (then arriving first) owns the cell; cells that
 //     are active are removed from probation.
@@ -133,12 +136,13 @@ func merge3(a, b, c []item, emit func(item)) {
 	}
 }
 
-// union merges overlapping or touching items of one tier, sorted by
-// (start, seq), in place: the first item's cause, the largest expiry and TTL.
+// union merges overlapping items of one tier, and touching ones that join
+// (see joins), sorted by (start, seq), in place: the first item's cause,
+// the largest expiry and TTL.
 func union(in []item) []item {
 	out := in[:0]
 	for _, it := range in {
-		if n := len(out); n > 0 && it.start <= out[n-1].end {
+		if n := len(out); n > 0 && (it.start < out[n-1].end || it.start == out[n-1].end && joins(out[n-1].cause, it.cause, 0, 0)) {
 			last := &out[n-1]
 			last.end = max(last.end, it.end)
 			last.exp = max(last.exp, it.exp)
@@ -178,8 +182,8 @@ func subtract(items, cut []item) []item {
 }
 
 // coalesce interleaves static and dynamic runs (each sorted and disjoint,
-// and disjoint from each other) and merges neighbours of one tier whose
-// gap is at most resolution.
+// and disjoint from each other) and merges neighbours of one tier that
+// join (see joins): in general, those whose gap is at most resolution.
 func coalesce(static, dynamic []item, resolution int64) []Run {
 	out := make([]Run, 0, len(static)+len(dynamic))
 	i, j := 0, 0
@@ -194,7 +198,7 @@ func coalesce(static, dynamic []item, resolution int64) []Run {
 		}
 		if n := len(out); n > 0 {
 			last := &out[n-1]
-			if last.Tier() == tierOf(it) && it.start-last.End() <= resolution {
+			if last.Tier() == tierOf(it) && joins(last.Cause, it.cause, it.start-last.End(), resolution) {
 				last.Len = it.end - last.Start
 				if it.exp > 0 {
 					last.Expires = max(last.Expires, it.exp)

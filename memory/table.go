@@ -22,6 +22,15 @@ const (
 	DefaultDynamicTTL = 14 * 24 * time.Hour
 	// DefaultUniquePlacementTTL is the default TTL of CauseUniquePlacement.
 	DefaultUniquePlacementTTL = 30 * 24 * time.Hour
+	// DefaultUngeneratedTTL is the default TTL of CauseUngenerated: short,
+	// since a world without a watcher (see package engine) tells nobody
+	// when a chunk gets generated; a watched world forgets the chunk as
+	// soon as its region file shows it.
+	DefaultUngeneratedTTL = 10 * time.Minute
+	// DefaultUnreadableTTL is the default TTL of CauseUnreadable: damaged
+	// data stays damaged until its file is written again, which a watched
+	// world reports at once.
+	DefaultUnreadableTTL = time.Hour
 )
 
 // TTLFunc resolves the time to live of a rejection. A negative result means
@@ -32,14 +41,20 @@ type TTLFunc func(c Cause, source string) time.Duration
 
 // DefaultTTL is the TTLFunc used when Options.TTL is nil: static causes are
 // permanent, safetyExternal lives 14 days, uniquePlacement 30 days and
-// transient causes are not remembered.
+// ungenerated 10 minutes, unreadable 1 hour and transient causes are not
+// remembered.
 func DefaultTTL(c Cause, _ string) time.Duration {
 	switch c.Tier() {
 	case Static:
 		return -1
 	case Dynamic:
-		if c == CauseUniquePlacement {
+		switch c {
+		case CauseUniquePlacement:
 			return DefaultUniquePlacementTTL
+		case CauseUngenerated:
+			return DefaultUngeneratedTTL
+		case CauseUnreadable:
+			return DefaultUnreadableTTL
 		}
 		return DefaultDynamicTTL
 	}
@@ -58,8 +73,10 @@ type Options struct {
 	// World names the world in memory files. Default "".
 	World string
 	// SpatialResolution is the widest gap between two runs of one tier that
-	// a rebuild absorbs into one run. 0 means DefaultSpatialResolution (3);
-	// a negative value disables gap absorption (touching runs still merge).
+	// a rebuild absorbs into one run (never next to a run of ungenerated
+	// or unreadable, which keep to their cells). 0 means
+	// DefaultSpatialResolution (3); a negative value disables gap
+	// absorption (touching runs still merge).
 	SpatialResolution int64
 	// TTL resolves rejection TTLs. Default DefaultTTL.
 	TTL TTLFunc
@@ -124,7 +141,8 @@ var ErrIndexRange = errors.New("memory: index out of range")
 // snapshot is what selection reads: immutable once published.
 type snapshot struct {
 	active *runSet
-	n      int64 // universe size
+	n      int64  // universe size
+	gen    uint64 // Generation: one more than the snapshot before
 }
 
 // pendingCell is a rejection waiting for the next rebuild.
@@ -188,8 +206,27 @@ func New(opts Options) (*Table, error) {
 		rejections: make(map[causeSource]int64),
 	}
 	t.pending = make([]pendingCell, 0, t.opts.PendingThreshold)
-	t.snap.Store(&snapshot{active: emptyRunSet, n: t.opts.Len})
+	t.snap.Store(&snapshot{active: emptyRunSet, n: t.opts.Len, gen: 1})
 	return t, nil
+}
+
+// publish stores a new snapshot of the active runs. Caller holds mu (or
+// owns the table exclusively).
+func (t *Table) publish(active *runSet) {
+	t.snap.Store(&snapshot{active: active, n: t.opts.Len, gen: t.snap.Load().gen + 1})
+}
+
+// Generation returns the number of the snapshot selection reads now: it
+// grows by one with every rebuild, Load and Forget, so a caller that
+// noted it when it recorded a rejection (AddBad) knows, once it has
+// grown, that selection sees the rejection. O(1), no lock.
+func (t *Table) Generation() uint64 { return t.snap.Load().gen }
+
+// Remembers reports whether a rejection for cause attributed to source is
+// kept by the table (AddBad stores it) rather than only counted: false for
+// transient causes, invalid ones and a TTL of zero.
+func (t *Table) Remembers(cause Cause, source string) bool {
+	return cause.Valid() && cause.Tier() != Transient && t.opts.TTL(cause, source) != 0
 }
 
 // Len returns the size of the index universe.
@@ -427,5 +464,5 @@ func (t *Table) rebuildLocked(now time.Time) {
 func (t *Table) install(active, prob []Run) {
 	t.prob = newRunSet(prob)
 	t.restore = make([]int64, len(prob))
-	t.snap.Store(&snapshot{active: newRunSet(active), n: t.opts.Len})
+	t.publish(newRunSet(active))
 }

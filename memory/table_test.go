@@ -97,7 +97,7 @@ func TestDynamicMergeKeepsMaxTTLAndFirstCause(t *testing.T) {
 func TestTransientNeverStored(t *testing.T) {
 	clk := newFakeClock()
 	tb := newTestTable(t, 100, clk)
-	for _, c := range []Cause{CauseTimeout, CauseNullChunk, CauseUngenerated} {
+	for _, c := range []Cause{CauseTimeout, CauseNullChunk} {
 		mustAdd(t, tb, 5, c, "")
 	}
 	mustAdd(t, tb, 6, CauseSafetyExternal, "off") // zero TTL: not remembered
@@ -109,8 +109,8 @@ func TestTransientNeverStored(t *testing.T) {
 		t.Fatalf("runs = %v after transient rejections, want none", got)
 	}
 	st := tb.Stats()
-	if st.Ignored != 4 || st.Rejections["timeout"] != 1 || st.Rejections["safetyExternal[off]"] != 1 {
-		t.Fatalf("stats = %+v, want 4 ignored and the rejections counted", st)
+	if st.Ignored != 3 || st.Rejections["timeout"] != 1 || st.Rejections["safetyExternal[off]"] != 1 {
+		t.Fatalf("stats = %+v, want 3 ignored and the rejections counted", st)
 	}
 }
 

@@ -59,6 +59,12 @@ type Request struct {
 	// Wake makes waiting requests look at it again. Default nil: never
 	// paused.
 	Paused *atomic.Bool
+	// Exhausted, when set and true at the moment the request would wait,
+	// fails it with ErrExhausted instead (what is ready is still served):
+	// the caller's verdict that nothing will come (the engine's region
+	// with no selectable place left). Wake makes waiting requests look
+	// at it again. Default nil: never exhausted.
+	Exhausted *atomic.Bool
 	// Stop, when closed, ends a waiting request with ErrClosed (the
 	// caller's shutdown). Default nil: only ctx and Close end the wait.
 	Stop <-chan struct{}
@@ -208,6 +214,9 @@ func (p *Pipeline) serve(ctx context.Context, src *source, req *Request) (*Hot, 
 		if req.Paused != nil && req.Paused.Load() {
 			return nil, src.name(), ErrPaused
 		}
+		if req.Exhausted != nil && req.Exhausted.Load() {
+			return nil, src.name(), ErrExhausted
+		}
 		if req.Wait > 0 && expired == nil {
 			t := time.NewTimer(req.Wait)
 			defer t.Stop()
@@ -284,8 +293,8 @@ func (p *Pipeline) networkName() string {
 	return p.network.Name()
 }
 
-// Wake makes every waiting Take look at its sink and its Paused flag
-// again (call it after setting a request's Paused flag).
+// Wake makes every waiting Take look at its sink and its Paused and
+// Exhausted flags again (call it after setting one).
 func (p *Pipeline) Wake() {
 	for _, s := range p.singles {
 		s.sig.notify()

@@ -23,7 +23,7 @@ func reasonFor(c memory.Cause) stage.Reason {
 		return stage.ReasonOutOfBounds
 	case memory.CauseSafetyExternal, memory.CauseUniquePlacement:
 		return stage.ReasonClaimProtected
-	case memory.CauseTimeout, memory.CauseNullChunk, memory.CauseUngenerated:
+	case memory.CauseTimeout, memory.CauseNullChunk, memory.CauseUngenerated, memory.CauseUnreadable:
 		return stage.ReasonReservationFailed
 	}
 	return stage.ReasonError
@@ -62,7 +62,7 @@ func (p *Pipeline) runScreening(ctx context.Context, c Candidate) {
 	case out.Reason == stage.ReasonShuttingDown, v.foreign:
 		p.backlog.Dispose(c)
 	default:
-		p.remember(c.Index, v.cause, "")
+		p.rejected(c.Index, v.cause, "")
 		p.backlog.Dispose(c)
 	}
 }
@@ -159,7 +159,7 @@ func (p *Pipeline) promoteOne(ctx context.Context, loc Location) (*Hot, bool) {
 		p.ctr.knownBad.Add(1)
 		p.cold.Dispose(loc)
 	default:
-		p.remember(loc.Index, v.cause, v.source)
+		p.rejected(loc.Index, v.cause, v.source)
 		p.cold.Dispose(loc)
 	}
 	return nil, false
@@ -282,6 +282,10 @@ func (p *Pipeline) reserveFailed(loc Location, err error, v *verdict) stage.Outc
 	case errors.Is(err, world.ErrOutside):
 		v.cause = memory.CauseNullChunk
 		p.ctr.reserveFailures[reserveOutside].Add(1)
+	case errors.Is(err, world.ErrUnreadable):
+		v.cause = memory.CauseUnreadable
+		p.ctr.reserveFailures[reserveUnreadable].Add(1)
+		p.lastReserveErr.Store(new(err.Error()))
 	default:
 		v.cause = memory.CauseNullChunk
 		p.ctr.reserveFailures[reserveUnreadable].Add(1)

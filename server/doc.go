@@ -96,8 +96,8 @@
 //	sink-disabled, token-redeemed, restart-needed 409
 //	lease-expired                                 410
 //	no-location (Retry-After: 1), paused (5),     503
-//	shutdown (5), too-many-open (1),
-//	leases-unavailable (1)
+//	shutdown (5), too-many-open (until the oldest handout in the way ends),
+//	region-exhausted (30), leases-unavailable (1)
 //
 // and the server's own: bad-request 400, unauthorized 401 (with
 // WWW-Authenticate: Bearer), unknown-world and unknown-claim 404, not-found
@@ -139,6 +139,7 @@
 //
 //	rtp_region_info{region,world}                   1
 //	rtp_region_paused{region}                       1 while the scan is paused
+//	rtp_region_exhausted{region}                    1 while no safe place is left
 //	rtp_region_restored_locations{region}           cold locations restored at start
 //	rtp_teleports_total{region}                     teleports served
 //	rtp_teleport_latency_seconds{region}            histogram since start, buckets at every

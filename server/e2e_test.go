@@ -629,10 +629,18 @@ func TestClaimComesBackAfterExpiry(t *testing.T) {
 	if claimed == 0 {
 		t.Fatalf("no cell is bad because of the claim: %v", st.Memory.ByCause)
 	}
+	// Nothing is left to draw: the region is exhausted, and says so at
+	// once once the pipeline has let go of what it held.
+	waitFor(t, 30*time.Second, "the region never became exhausted", func() bool {
+		return ev.stats(region).Exhaustion.Exhausted
+	})
 	_, a = ev.teleport(region, `{"player":"p","waitMs":200}`)
-	checkErrorAnswer(t, "teleport into a fully claimed region", a, 503, engine.ReasonNoLocation)
-	if ra := a.header.Get("Retry-After"); ra != "1" {
-		t.Errorf("Retry-After = %q, want 1", ra)
+	checkErrorAnswer(t, "teleport into a fully claimed region", a, 503, engine.ReasonExhausted)
+	if ra := a.header.Get("Retry-After"); ra != "30" {
+		t.Errorf("Retry-After = %q, want 30", ra)
+	}
+	if !strings.Contains(a.errMessage(), "safetyExternal") {
+		t.Errorf("message %q does not count the claimed cells", a.errMessage())
 	}
 
 	if a := ev.call("DELETE", fmt.Sprintf("/v1/worlds/%s/claims/%d", world, c.ID), ""); a.status != 204 {
@@ -640,7 +648,7 @@ func TestClaimComesBackAfterExpiry(t *testing.T) {
 	}
 	// The claim is gone but the memory of it stays: still nothing.
 	_, a = ev.teleport(region, `{"player":"p","waitMs":300}`)
-	checkErrorAnswer(t, "teleport after the removal, before expiry", a, 503, engine.ReasonNoLocation)
+	checkErrorAnswer(t, "teleport after the removal, before expiry", a, 503, engine.ReasonExhausted)
 	if m := ev.stats(region).Memory; m.ByCause["safetyExternal"] != claimed {
 		t.Errorf("before expiry: %d cells bad for the claim, want %d", m.ByCause["safetyExternal"], claimed)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/engine"
@@ -45,6 +46,9 @@ const (
 	retryTooManyOpen = 1
 	// retryLeases: the lease store of a fleet reconnects on its own.
 	retryLeases = 1
+	// retryExhausted: a region with no safe place left recovers when the
+	// world changes or its memory's rejections expire (minutes).
+	retryExhausted = 30
 )
 
 // status is the HTTP status and Retry-After of an engine reason.
@@ -69,6 +73,7 @@ var reasonStatus = map[string]status{
 	engine.ReasonPaused:        {http.StatusServiceUnavailable, retryPaused},
 	engine.ReasonShutdown:      {http.StatusServiceUnavailable, retryShutdown},
 	engine.ReasonTooManyOpen:   {http.StatusServiceUnavailable, retryTooManyOpen},
+	engine.ReasonExhausted:     {http.StatusServiceUnavailable, retryExhausted},
 	// A fleet's lease store is away: the answer is unknown, not refused.
 	engine.ReasonLeasesUnavailable: {http.StatusServiceUnavailable, retryLeases},
 }
@@ -114,7 +119,12 @@ func toAPIError(err error) *apiError {
 	if errors.As(err, &ee) {
 		if st, ok := reasonStatus[ee.Reason]; ok {
 			msg := strings.TrimPrefix(ee.Error(), "engine: ")
-			return &apiError{status: st.code, code: ee.Reason, msg: oneLine(msg), retryAfter: st.retryAfter}
+			retry := st.retryAfter
+			if ee.RetryAfter > 0 {
+				// Whole seconds, rounded up: never earlier than the engine said.
+				retry = int((ee.RetryAfter + time.Second - 1) / time.Second)
+			}
+			return &apiError{status: st.code, code: ee.Reason, msg: oneLine(msg), retryAfter: retry}
 		}
 	}
 	if errors.Is(err, claims.ErrClosed) {

@@ -84,7 +84,7 @@ func (f *fakeEngine) Teleport(ctx context.Context, region string, req engine.Req
 	if f.block != nil {
 		<-f.block
 	}
-	if err := f.call("Teleport " + region + " " + req.Player + " " + req.Sink + " " + req.Token); err != nil {
+	if err := f.call("Teleport " + region + " " + req.Player + " " + req.Sink + " " + req.Token + " client=" + req.Client); err != nil {
 		return engine.Location{}, err
 	}
 	return fakeLocation, nil

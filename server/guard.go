@@ -229,3 +229,14 @@ func safePath(p string) string {
 	}
 	return strings.Join(segs, "/")
 }
+
+// clientAddr returns the IP address of the peer that sent r (without its
+// port), which bounds the open handouts one caller holds. It is the
+// connection's address: a proxy in front of the server counts as one
+// client.
+func clientAddr(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}

@@ -61,6 +61,12 @@ func APIStats(st engine.Stats) api.Stats {
 			Replayed: st.Recovery.Replayed, Spots: st.Recovery.Spots},
 		Handouts: api.HandoutStats{Open: st.Handouts.Open, Completed: st.Handouts.Completed, Cancelled: st.Handouts.Cancelled,
 			Expired: st.Handouts.Expired, Replaced: st.Handouts.Replaced, Refused: st.Handouts.Refused},
+		Exhaustion: api.ExhaustionStats{Exhausted: st.Exhaustion.Exhausted, ByCause: orEmpty(st.Exhaustion.ByCause),
+			Times: st.Exhaustion.Times},
+	}
+	if !st.Exhaustion.Since.IsZero() {
+		t := st.Exhaustion.Since.UTC()
+		out.Exhaustion.Since = &t
 	}
 	if w := st.Watch; w != nil {
 		r := w.Reader

@@ -121,6 +121,7 @@ var (
 
 	mRegionInfo   = newDesc("rtp_region_info", "A region and its world (always 1).", gauge, "region", "world")
 	mPaused       = newDesc("rtp_region_paused", "1 while the region's scan is paused.", gauge, "region")
+	mExhausted    = newDesc("rtp_region_exhausted", "1 while the region has no safe place left (teleports answer region-exhausted).", gauge, "region")
 	mRestored     = newDesc("rtp_region_restored_locations", "Cold locations restored from the database at start.", gauge, "region")
 	mTeleports    = newDesc("rtp_teleports_total", "Teleports served.", counter, "region")
 	mLatency      = newDesc("rtp_teleport_latency_seconds", "Teleport latency since start.", histogram, "region")
@@ -203,7 +204,7 @@ var (
 	mRefillRested = newDesc("rtp_refill_rested_seconds_total", "Time the refill's lanes rested while requests came (pacing).", counter)
 
 	allDescs = []metricDesc{
-		mRegionInfo, mPaused, mRestored, mTeleports, mLatency, mLatencyMax,
+		mRegionInfo, mPaused, mExhausted, mRestored, mTeleports, mLatency, mLatencyMax,
 		mSinkFill, mSinkCap, mSinkQuota, mSinkLeased, mSinkDemand, mSinkPending, mSinkHits, mSinkMisses, mSinkPromos, mSinkStale,
 		mQueueFill, mQueueCap, mScreening, mPromoting, mScreened, mPromotions, mTransfers, mDemotions, mMisses, mLoginExh,
 		mScreenRej, mPromoRej, mMemErrors, mForeign,
@@ -256,6 +257,7 @@ func (ec *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		emit(mRegionInfo, 1, region, st.World)
 		emit(mPaused, b2f(st.Paused), region)
+		emit(mExhausted, b2f(st.Exhaustion.Exhausted), region)
 		emit(mRestored, float64(st.Restored), region)
 		emit(mHandOpen, float64(st.Handouts.Open), region)
 		emit(mHandDone, float64(st.Handouts.Completed), region)

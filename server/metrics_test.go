@@ -22,7 +22,7 @@ import (
 func TestEngineCollector(t *testing.T) {
 	f := newFake(t)
 	f.stats = &engine.Stats{
-		Region: "r", World: "w", Restored: 3, Paused: true,
+		Region: "r", World: "w", Restored: 3, Paused: true, Exhaustion: engine.ExhaustionStats{Exhausted: true},
 		UnknownBlocks: safety.UnknownStats{Names: 2, Rejections: 40},
 		Unique:        engine.UniqueStats{Radius: 2, Dropped: 5, SpotChunks: 12},
 		Watch:         &engine.WatchStats{ChangedChunks: 9, Reader: anvil.Stats{DamagedChunks: 3, ReadErrors: 4, TornRetries: 6}},
@@ -84,6 +84,7 @@ func TestEngineCollector(t *testing.T) {
 	for key, want := range map[string]float64{
 		"rtp_region_info{region=r,world=w}":                                        1,
 		"rtp_region_paused{region=r}":                                              1,
+		"rtp_region_exhausted{region=r}":                                           1,
 		"rtp_region_restored_locations{region=r}":                                  3,
 		"rtp_teleports_total{region=r}":                                            9,
 		"rtp_teleport_latency_max_seconds{region=r}":                               1,

@@ -262,7 +262,7 @@ func (s *Server) teleport(w http.ResponseWriter, r *http.Request) error {
 		ctx, cancel = context.WithTimeout(ctx, 0)
 		defer cancel()
 	}
-	req := engine.Request{Player: *b.Player, Sink: b.Sink, Token: b.Token, Wait: wait, Done: s.drain.Done()}
+	req := engine.Request{Player: *b.Player, Sink: b.Sink, Token: b.Token, Wait: wait, Done: s.drain.Done(), Client: clientAddr(r)}
 	loc, err := s.e.Teleport(ctx, r.PathValue("region"), req)
 	if err != nil {
 		var ee *engine.Error
@@ -545,5 +545,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if err := s.e.Ready(); err != nil {
 		return &apiError{status: http.StatusServiceUnavailable, code: CodeNotReady, msg: oneLine(err.Error()), retryAfter: retryNotReady}
 	}
-	return s.writeJSON(w, http.StatusOK, api.Status{Status: "ready"})
+	st := api.Status{Status: "ready"}
+	if x, ok := s.e.(interface{ Exhausted() []string }); ok {
+		st.Exhausted = x.Exhausted()
+	}
+	return s.writeJSON(w, http.StatusOK, st)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -64,6 +65,7 @@ func TestErrorMapping(t *testing.T) {
 		engine.ReasonLeaseExpired: 410,
 		engine.ReasonNoLocation:   503, engine.ReasonPaused: 503, engine.ReasonShutdown: 503,
 		engine.ReasonTooManyOpen:       503,
+		engine.ReasonExhausted:         503,
 		engine.ReasonLeasesUnavailable: 503,
 	}
 	if len(want) != len(reasonStatus) {
@@ -96,6 +98,29 @@ func TestErrorMapping(t *testing.T) {
 		if a.status >= 300 {
 			t.Errorf("%s %s = %d %s, want success", c.method, c.path, a.status, a.body)
 		}
+	}
+}
+
+// TestTooManyOpenPerClient checks that a teleport names its caller's
+// address to the engine (which bounds its open handouts) and that a
+// refusal's Retry-After is the engine's, in whole seconds rounded up.
+func TestTooManyOpenPerClient(t *testing.T) {
+	f, s := newFakeServer(t, Options{})
+	h := s.Handler()
+	req := httptest.NewRequest("POST", "/v1/regions/r/teleports", strings.NewReader(`{"player":"alice"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.RemoteAddr = "192.0.2.7:51234"
+	if a := doRequest(h, req); a.status != 200 {
+		t.Fatalf("teleport = %d %s", a.status, a.body)
+	}
+	if got := f.lastCall(); !strings.HasSuffix(got, " client=192.0.2.7") {
+		t.Errorf("engine call %q, want the client address 192.0.2.7 without its port", got)
+	}
+	f.set(&engine.Error{Region: "r", Reason: engine.ReasonTooManyOpen, RetryAfter: 241*time.Second + time.Millisecond}, false)
+	a := do(t, h, "POST", "/v1/regions/r/teleports", `{"player":"alice"}`)
+	checkErrorAnswer(t, "teleport past the client's cap", a, 503, engine.ReasonTooManyOpen)
+	if got := a.header.Get("Retry-After"); got != "242" {
+		t.Errorf("Retry-After = %q, want 242 (241.001 s rounded up)", got)
 	}
 }
 

@@ -22,9 +22,10 @@
 //
 //   - static causes (biome, worldBorder, vert, safety, prefilterBiome,
 //     prefilterRange) never expire and accept only -1;
-//   - transient causes (timeout, nullChunk, ungenerated) are never stored and
-//     accept only 0;
-//   - dynamic causes (safetyExternal, uniquePlacement) accept any value.
+//   - transient causes (timeout, nullChunk) are never stored and accept
+//     only 0;
+//   - dynamic causes (safetyExternal, uniquePlacement, ungenerated,
+//     unreadable) accept any value.
 //
 // Keys under verifiers are verifier source names (as registered with
 // package verify): non-empty, printable, without whitespace. Their values
@@ -36,6 +37,7 @@
 //
 //   - safetyExternal: verifiers.<source>, then causes.safetyExternal, then 14d;
 //   - uniquePlacement: causes.uniquePlacement, then 30d;
+//   - ungenerated and unreadable: causes.<cause>, then 10m and 1h;
 //   - static causes: -1 (permanent); transient and unknown causes: 0.
 //
 // The result uses the convention of package memory: negative means

@@ -42,7 +42,7 @@ func ExampleLoad_errors() {
 	// Output:
 	// ttl.yml:2: causes.biome: static cause never expires; use -1
 	// ttl.yml:3: causes.timeout: transient cause is never stored; use 0
-	// ttl.yml:4: causes.lava: unknown cause (causes: biome, worldBorder, vert, safety, safetyExternal, uniquePlacement, timeout, nullChunk, ungenerated, prefilterBiome, prefilterRange)
+	// ttl.yml:4: causes.lava: unknown cause (causes: biome, worldBorder, vert, safety, safetyExternal, uniquePlacement, timeout, nullChunk, ungenerated, prefilterBiome, prefilterRange, unreadable)
 }
 
 func ExampleParseDuration() {

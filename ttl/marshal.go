@@ -42,8 +42,8 @@ var header = fmt.Sprintf(`How long rtp remembers a rejected place, by cause and 
 Values: -1 = permanent, 0 = never stored, or a duration such as 30d, 1d12h,
 90m, 500ms or 20t (game ticks of 50ms); units w, d, h, m, s, t, ms.
 Unlisted causes use the defaults: static causes -1, uniquePlacement %v,
-safetyExternal %v, transient causes 0. A verifier without an entry
-uses safetyExternal.`, DefaultUniquePlacement, DefaultSafetyExternal)
+safetyExternal %v, ungenerated %v, unreadable %v, transient causes 0.
+A verifier without an entry uses safetyExternal.`, DefaultUniquePlacement, DefaultSafetyExternal, DefaultUngenerated, DefaultUnreadable)
 
 func (p *Policy) node() *yaml.Node {
 	if p == nil {

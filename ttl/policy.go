@@ -17,6 +17,12 @@ const (
 	// every verifier without an entry of its own. Other dynamic causes, if
 	// any are added, also default to it.
 	DefaultSafetyExternal = Duration(14 * Day)
+	// DefaultUngenerated is the time to live of ungenerated (a chunk not
+	// generated yet): memory.DefaultUngeneratedTTL.
+	DefaultUngenerated = Duration(memory.DefaultUngeneratedTTL)
+	// DefaultUnreadable is the time to live of unreadable (a chunk
+	// damaged on disk): memory.DefaultUnreadableTTL.
+	DefaultUnreadable = Duration(memory.DefaultUnreadableTTL)
 )
 
 // Policy is a loaded ttl.yml: the explicit entries of the file, over the
@@ -103,8 +109,13 @@ func builtin(c memory.Cause) Duration {
 	case memory.Static:
 		return Permanent
 	case memory.Dynamic:
-		if c == memory.CauseUniquePlacement {
+		switch c {
+		case memory.CauseUniquePlacement:
 			return DefaultUniquePlacement
+		case memory.CauseUngenerated:
+			return DefaultUngenerated
+		case memory.CauseUnreadable:
+			return DefaultUnreadable
 		}
 		return DefaultSafetyExternal
 	}

@@ -23,7 +23,8 @@ func TestDefault(t *testing.T) {
 		memory.CauseSafetyExternal:  14 * Day,
 		memory.CauseTimeout:         0,
 		memory.CauseNullChunk:       0,
-		memory.CauseUngenerated:     0,
+		memory.CauseUngenerated:     10 * time.Minute,
+		memory.CauseUnreadable:      time.Hour,
 	}
 	if len(want) != memory.NumCauses {
 		t.Fatalf("test covers %d causes, memory defines %d", len(want), memory.NumCauses)
@@ -149,6 +150,10 @@ func TestResolveModel(t *testing.T) {
 						want = Permanent
 					case c == memory.CauseUniquePlacement:
 						want = Duration(30 * Day)
+					case c == memory.CauseUngenerated:
+						want = Duration(10 * time.Minute)
+					case c == memory.CauseUnreadable:
+						want = Duration(time.Hour)
 					default:
 						want = Duration(14 * Day)
 					}

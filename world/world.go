@@ -227,19 +227,27 @@ type BlockReader interface {
 	Block(x, y, z int) BlockID
 }
 
-// Errors a Source returns; callers branch on them (an ungenerated chunk is
-// a transient rejection, never remembered).
+// Errors a Source returns; callers branch on them. An ungenerated chunk
+// and an unreadable one are rejections remembered for a while (until the
+// chunk changes, for a watched world); an outside one is remembered for
+// good.
 var (
 	ErrUngenerated = errors.New("world: chunk not generated")
 	ErrOutside     = errors.New("world: chunk outside the world")
+	// ErrUnreadable is matched (errors.Is) by the error of a chunk whose
+	// stored data is damaged (corrupt or cut short) for good, as far as
+	// the source can tell: reading it again will fail again until its
+	// file changes. Other read errors (I/O) are transient.
+	ErrUnreadable = errors.New("world: chunk unreadable")
 )
 
 // Source loads chunks. Implementations are safe for concurrent use and do
 // their I/O on the calling goroutine: callers run them off any request path.
 //
 // Load returns the chunk at pos, ErrUngenerated (wrapped) when the world
-// has no finished chunk there, ctx.Err() when ctx ends first, or another
-// error for I/O or corrupt data (which callers treat as transient too).
+// has no finished chunk there, ctx.Err() when ctx ends first, an error
+// matching ErrUnreadable for damaged data, or another error for I/O (which
+// callers treat as transient).
 type Source interface {
 	Load(ctx context.Context, pos geom.Chunk) (*Chunk, error)
 }

@@ -24,6 +24,12 @@ import (
 // been writing it.
 var retryPauses = [...]time.Duration{5 * time.Millisecond, 20 * time.Millisecond}
 
+// restWindow: a region file whose last modification is older than this
+// when a read of it has failed is at rest, so the read cannot have met the
+// game writing it, and it is not retried (the pauses would cost every
+// damaged chunk 25 ms for nothing). It matches the watcher's racyWindow.
+const restWindow = racyWindow
+
 // Damage warnings: at most warnBurst in a warnWindow, reasons cut to
 // maxReason bytes.
 const (
@@ -84,6 +90,13 @@ type ChunkError struct {
 func (e *ChunkError) Error() string { return "anvil: " + e.File + ": " + e.Reason }
 func (e *ChunkError) Unwrap() error { return e.Err }
 
+// Is reports whether the error matches target beyond its chain: a chunk
+// whose reads (retries included) failed on corrupt or cut-short data, or
+// a missing external .mcc file, is world.ErrUnreadable.
+func (e *ChunkError) Is(target error) bool {
+	return target == world.ErrUnreadable && torn(e.Err)
+}
+
 // torn reports whether a failed chunk read may have met a write in
 // progress, so that reading again may succeed: corrupt or cut-short data,
 // or a missing external .mcc file (the region file holds no other
@@ -93,15 +106,16 @@ func torn(err error) bool {
 }
 
 // retry reads chunk pos again after a failed first read (err), up to
-// len(retryPauses) times while the failure looks torn, and returns Load's
-// result: the chunk, or the final error wrapped in a *world.PosError and a
-// *ChunkError.
+// len(retryPauses) times while the failure looks torn and the region file
+// f is not at rest (see restWindow), and returns Load's result: the chunk,
+// or the final error wrapped in a *world.PosError and a *ChunkError.
 func (w *World) retry(ctx context.Context, pos geom.Chunk, f *os.File, bufs *buffers, build bool, err error) (*world.Chunk, Info, error) {
 	h := &w.health
 	var ch *world.Chunk
 	var info Info
+	rest := atRest(f)
 	for _, d := range retryPauses {
-		if !torn(err) {
+		if !torn(err) || rest {
 			break
 		}
 		h.retries.Add(1)
@@ -124,6 +138,13 @@ func (w *World) retry(ctx context.Context, pos geom.Chunk, f *os.File, bufs *buf
 		h.damagedChunk(file, pos, reason)
 	}
 	return nil, info, &world.PosError{Pos: pos, Err: &ChunkError{File: file, Reason: reason, Err: err}}
+}
+
+// atRest reports whether f was last modified more than restWindow ago
+// (false when it cannot tell).
+func atRest(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && time.Since(fi.ModTime()) > restWindow
 }
 
 // shortReason is err's message without the package's prefixes, cut to

@@ -251,8 +251,9 @@ func (w *World) Close() error {
 // own position differs from its slot's); ErrClosed after Close; I/O errors
 // as they come; ctx.Err() unwrapped when ctx has ended. A read that fails
 // on corrupt or cut-short data may have met the game writing the chunk:
-// it is tried twice more after short pauses (5 and 20 ms) before failing.
-// Every other failure to read a chunk out of its open region file holds
+// it is tried twice more after short pauses (5 and 20 ms) before failing,
+// unless the region file was last modified over 2 s before (at rest); its
+// error then also matches world.ErrUnreadable. Every other failure to read a chunk out of its open region file holds
 // a *ChunkError naming the file and a short reason.
 func (w *World) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, error) {
 	ch, _, err := w.load(ctx, pos, true)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -69,7 +70,9 @@ ahead of demand, remembers where not to look (and for how long), and caches
 the terrain it reads, for Minecraft worlds and its own procedural world.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("rtp {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -97,8 +100,39 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the rtp version",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := io.WriteString(cmd.OutOrStdout(), "rtp "+Version+"\n")
+			_, err := io.WriteString(cmd.OutOrStdout(), "rtp "+version()+"\n")
 			return err
 		},
 	}
+}
+
+// version returns Version when the link set it; otherwise what the build
+// recorded: the module's version (go install ...@v1.2.3), else the commit
+// it was built from, marked "+dirty" when the tree had changes.
+func version() string {
+	if Version != "dev" {
+		return Version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return Version
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return Version
+	}
+	return Version + " (" + rev[:min(len(rev), 12)] + dirty + ")"
 }

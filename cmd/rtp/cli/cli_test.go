@@ -21,8 +21,16 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Fatalf("rtp --help = %q, %v; want the command list", out, err)
 	}
 	out, _, err = run(t, "version")
-	if err != nil || out != "rtp "+Version+"\n" {
+	if err != nil || out != "rtp "+version()+"\n" || !strings.HasPrefix(out, "rtp "+Version) {
 		t.Fatalf("rtp version = %q, %v", out, err)
+	}
+	if flag, _, err := run(t, "--version"); err != nil || flag != out {
+		t.Fatalf("rtp --version = %q, %v; want %q as rtp version prints", flag, err, out)
+	}
+	defer func(v string) { Version = v }(Version)
+	Version = "v1.2.3"
+	if out, _, err := run(t, "--version"); err != nil || out != "rtp v1.2.3\n" {
+		t.Fatalf("rtp --version with the linked version v1.2.3 = %q, %v", out, err)
 	}
 	for _, args := range [][]string{{"memory", "--help"}, {"memory", "inspect", "--help"}, {"memory", "simulate", "--help"}} {
 		if out, _, err := run(t, args...); err != nil || !strings.Contains(out, "Usage:") {

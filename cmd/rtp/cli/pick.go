@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -41,7 +42,11 @@ the world border, logged on stderr; --x, --z and --radius replace what they
 name. Without --world it uses the configuration (--config) or the built-in
 procedural world. Unless --data names one, a temporary data directory is
 used and removed afterwards; with --data, the region derived is kept there
-and used by later runs, as rtp serve does.`,
+and used by later runs, as rtp serve does.
+
+A region with no safe place left (every chunk screened and rejected:
+all air, unfinished or unreadable, for instance) is exhausted: pick then
+fails at once, naming the rejected chunks by cause.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPick(cmd.Context(), &o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -149,6 +154,13 @@ func pickN(ctx context.Context, e *engine.Engine, o *pickOptions) ([]engine.Loca
 	locs := make([]engine.Location, 0, o.n)
 	for len(locs) < o.n {
 		loc, err := e.Teleport(ctx, o.region, engine.Request{Player: "rtp-pick"})
+		var ee *engine.Error
+		if errors.As(err, &ee) && ee.Reason == engine.ReasonExhausted {
+			// The region has no safe place left: say so at once, with
+			// the rejected cells by cause, rather than wait out the
+			// timeout.
+			return locs, fmt.Errorf("pick: %d of %d locations: region %q is exhausted: %w", len(locs), o.n, o.region, ee.Err)
+		}
 		if err != nil {
 			return locs, fmt.Errorf("pick: %d of %d locations: %w", len(locs), o.n, err)
 		}

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -144,6 +147,9 @@ func printStats(w io.Writer, s client.Stats) error {
 	if s.Paused {
 		paused = " (scan paused)"
 	}
+	if x := s.Exhaustion; x.Exhausted {
+		paused += " (exhausted: no safe place left; " + causeCounts(x.ByCause) + ")"
+	}
 	fmt.Fprintf(tw, "region %s on world %q%s\n", s.Region, s.World, paused)
 	p := s.Pipeline
 	sinks := make([]string, 0, len(p.Sinks))
@@ -170,10 +176,10 @@ func printStats(w io.Writer, s client.Stats) error {
 		// The reasons above are the API's fixed few; the causes say what
 		// was wrong with the place (a chunk not generated yet is a
 		// RESERVATION_FAILED there).
-		fmt.Fprintf(tw, "  by cause:	%s\n", r)
+		fmt.Fprintf(tw, "  by cause:\t%s\n", r)
 	}
 	if n := s.Memory.Rejections[memory.CauseUngenerated.String()]; n > 0 {
-		fmt.Fprintf(tw, "  ungenerated:	%d draws fell on chunks the world has not generated: the region reaches past what the server generated (shrink it, or pre-generate the world)\n", n)
+		fmt.Fprintf(tw, "  ungenerated:\t%d draws fell on chunks the world has not generated: the region reaches past what the server generated (shrink it, or pre-generate the world)\n", n)
 	}
 	if r := topRejections(p.ReservationFailures, nil, 4); r != "" {
 		fmt.Fprintf(tw, "  failures:\treserving a chunk: %s\n", r)
@@ -259,4 +265,21 @@ func rejectedByCause(m map[string]int64, k int) string {
 		}
 	}
 	return topRejections(u, nil, k)
+}
+
+// causeCounts renders cells by cause, most first: "vert 900, ungenerated
+// 124".
+func causeCounts(m map[string]int64) string {
+	names := slices.Collect(maps.Keys(m))
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(m[b], m[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, m[n])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -49,6 +49,11 @@ type Chunk struct {
 	// 1.13 instead (see Legacy); DataVersion and Status are then not
 	// written. Default nil.
 	Legacy *Legacy
+	// GzipAsZlib makes the region writers compress the chunk with gzip
+	// but declare zlib (scheme 2) in front of it, as some third-party
+	// tools have written chunks: the game, and the reader, fail on it.
+	// Default false.
+	GzipAsZlib bool
 
 	minY, height int
 	sections     []section // bottom up

@@ -6,6 +6,7 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,7 +24,7 @@ const maxSectors = 255
 // WriteRegions writes chunks into region files (r.<x>.<z>.mca) in folder
 // dir, created when missing, one file per region the chunks touch; an
 // existing file of the same name is replaced. Payloads are
-// zlib-compressed, each starts on a 4 KiB sector and the file is padded
+// zlib-compressed (gzip under the zlib byte with Chunk.GzipAsZlib), each starts on a 4 KiB sector and the file is padded
 // to whole sectors. Two chunks at the same position are an error, as is a
 // chunk too large for a region file (1 MiB).
 func WriteRegions(dir string, chunks []*Chunk) error {
@@ -79,7 +80,10 @@ func EncodeRegion(chunks []*Chunk) ([]byte, error) {
 			return nil, err
 		}
 		var z bytes.Buffer
-		zw := zlib.NewWriter(&z)
+		var zw io.WriteCloser = zlib.NewWriter(&z)
+		if c.GzipAsZlib {
+			zw = gzip.NewWriter(&z)
+		}
 		if _, err := zw.Write(raw); err != nil {
 			return nil, fmt.Errorf("anviltest: %w", err)
 		}
