@@ -110,6 +110,10 @@ type Status struct {
 	// ready all the same: its other regions serve, and an exhausted one
 	// answers at once.
 	Exhausted []string `json:"exhausted,omitempty"`
+	// Warnings are what an operator should know that does not stop the
+	// server serving (a locations database found lost at start), one line
+	// each; absent when there is none.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Error is the body of every non-2xx answer (see the package

@@ -294,6 +294,11 @@ type RecoveryStats struct {
 	// Spots the spots handed out reloaded for unique placement.
 	Replayed int `json:"replayed"`
 	Spots    int `json:"spots"`
+	// LostDatabase, when present, warns that the locations database was
+	// new or empty at start while the files beside it show that the data
+	// directory served before: the places handed out earlier are
+	// forgotten. It names the files.
+	LostDatabase string `json:"lostDatabase,omitempty"`
 }
 
 // HandoutStats count the locations handed out and how their reservations

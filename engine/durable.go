@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
@@ -31,6 +32,12 @@ type RecoveryStats struct {
 	// Spots the spots handed out reloaded for unique placement.
 	Replayed int `json:"replayed"`
 	Spots    int `json:"spots"`
+	// LostDatabase, when not empty, warns that the locations database was
+	// new or empty at start while files beside it (the region's memory
+	// file, the terrain archive) show that this data directory served
+	// before: the places handed out earlier, and their unique-placement
+	// spots, are forgotten. It names the files.
+	LostDatabase string `json:"lostDatabase,omitempty"`
 }
 
 // record is the memory table's OnRecord: it journals the rejection.
@@ -100,6 +107,46 @@ func (r *Region) recoverJournal(ctx context.Context, p pipeline.Persister) error
 		r.log.Info("engine: memory journal replayed", "replayed", r.recovery.Replayed, "spots", len(spots))
 	}
 	return nil
+}
+
+// checkLostDatabase warns, at start, when the locations database is new
+// or empty while the region's memory file or a terrain archive shows that
+// this data directory served before: the database was lost, truncated or
+// replaced, and with it every place handed out (unique placement then
+// forgets its spots). It is a warning in the log, in the region's
+// RecoveryStats and in Engine.Warnings; the region serves all the same.
+func (e *Engine) checkLostDatabase(r *Region) {
+	if e.freshDB == "" {
+		return
+	}
+	var traces []string
+	if r.memExisted {
+		traces = append(traces, "the memory file "+r.memPath)
+	}
+	for _, a := range e.archivesFound {
+		traces = append(traces, "the terrain archive "+a)
+	}
+	if len(traces) == 0 {
+		return
+	}
+	r.recovery.LostDatabase = fmt.Sprintf("the locations database %s was new or empty at start, but %s show that this data directory served before: "+
+		"the places handed out earlier and their unique-placement spots are forgotten (restore the database from a backup if it was lost)",
+		e.freshDB, strings.Join(traces, " and "))
+	r.log.Warn("engine: locations database lost? "+r.recovery.LostDatabase, "region", r.name)
+}
+
+// Warnings returns what an operator should know of the engine's state
+// that does not stop it serving, one line each, in region order: today,
+// the regions whose locations database was found lost at start
+// (RecoveryStats.LostDatabase). nil when there is nothing to say.
+func (e *Engine) Warnings() []string {
+	var out []string
+	for _, name := range e.names {
+		if w := e.regions[name].recovery.LostDatabase; w != "" {
+			out = append(out, fmt.Sprintf("region %q: %s", name, w))
+		}
+	}
+	return out
 }
 
 // saveMemory saves the region's memory file, trims the journal of the

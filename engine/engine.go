@@ -155,6 +155,12 @@ type Engine struct {
 
 	db    persistDB
 	fleet *fleet // nil unless Spec.Fleet.DatabaseURL is set
+	// freshDB is the locations database's path when Open found it new or
+	// empty (sqlitepersist.DB.Fresh), else ""; archivesFound are the
+	// terrain archives that held data before this start. Set by New,
+	// read-only afterwards.
+	freshDB       string
+	archivesFound []string
 	// leases is the network lease store a fleet shares (nil: each
 	// network sink keeps its leases in memory); leasesCloser closes it.
 	leases       lease.Store
@@ -390,6 +396,9 @@ func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralW
 			store = s
 		}
 	} else {
+		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+			e.archivesFound = append(e.archivesFound, path)
+		}
 		s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Limits: e.spec.Archive.Limits, Logger: e.log,
 			MinFreeBytes: e.spec.Archive.MinFreeBytes, MinFreePercent: e.spec.Archive.MinFreePercent})
 		if err != nil {
@@ -532,6 +541,9 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 	mopts.Clock = e.opts.Clock
 	mopts.OnRecord = r.record
 	r.placed.onClaim = r.claimed
+	if fi, err := os.Stat(r.memPath); err == nil && fi.Size() > 0 {
+		r.memExisted = true
+	}
 	r.mem, err = memory.Open(r.memPath, mopts)
 	var ce *memory.CorruptError
 	var se *memory.ShapeMismatchError
@@ -609,6 +621,7 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 		_ = r.pipe.Close(ctx)
 		return nil, err
 	}
+	e.checkLostDatabase(r)
 	n, err := r.pipe.Restore(ctx)
 	if err != nil {
 		_ = r.pipe.Close(ctx)

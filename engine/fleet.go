@@ -111,6 +111,9 @@ func (e *Engine) openDB(ctx context.Context, spec Spec) error {
 			return err
 		}
 		e.db = sqliteDB{db}
+		if db.Fresh() {
+			e.freshDB = spec.Database
+		}
 		return nil
 	}
 	node := spec.Fleet.Node

@@ -34,10 +34,12 @@ type Region struct {
 	verifier *verify.Registry
 	mem      *memory.Table
 	memPath  string
-	pipe     *pipeline.Pipeline
-	restored int
-	log      *slog.Logger
-	leaseTTL time.Duration
+	// memExisted reports that the memory file held data before this start.
+	memExisted bool
+	pipe       *pipeline.Pipeline
+	restored   int
+	log        *slog.Logger
+	leaseTTL   time.Duration
 
 	// Live settings, changed by Reload and ScanPause/ScanResume.
 	period atomic.Int64 // pulse period, in nanoseconds

@@ -58,7 +58,7 @@ func APIStats(st engine.Stats) api.Stats {
 			Lost: st.Unique.Lost, Dropped: st.Unique.Dropped, SpotChunks: st.Unique.SpotChunks},
 		UnknownBlocks: api.UnknownBlocksStats{Names: st.UnknownBlocks.Names, Rejections: st.UnknownBlocks.Rejections},
 		Recovery: api.RecoveryStats{Unclean: st.Recovery.Unclean, Discarded: st.Recovery.Discarded,
-			Replayed: st.Recovery.Replayed, Spots: st.Recovery.Spots},
+			Replayed: st.Recovery.Replayed, Spots: st.Recovery.Spots, LostDatabase: st.Recovery.LostDatabase},
 		Handouts: api.HandoutStats{Open: st.Handouts.Open, Completed: st.Handouts.Completed, Cancelled: st.Handouts.Cancelled,
 			Expired: st.Handouts.Expired, Replaced: st.Handouts.Replaced, Refused: st.Handouts.Refused},
 		Exhaustion: api.ExhaustionStats{Exhausted: st.Exhaustion.Exhausted, ByCause: orEmpty(st.Exhaustion.ByCause),

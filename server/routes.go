@@ -549,5 +549,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if x, ok := s.e.(interface{ Exhausted() []string }); ok {
 		st.Exhausted = x.Exhausted()
 	}
+	if x, ok := s.e.(interface{ Warnings() []string }); ok {
+		st.Warnings = x.Warnings()
+	}
 	return s.writeJSON(w, http.StatusOK, st)
 }

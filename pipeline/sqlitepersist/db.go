@@ -272,6 +272,9 @@ type DB struct {
 
 	add, dec, del, hot, space, mark, spot, trim *sql.Stmt
 
+	// fresh is set by Open, read-only afterwards: the tables were created
+	// now (Fresh).
+	fresh bool
 	// Set by Open, read-only afterwards: what the previous run left.
 	unclean   bool
 	discarded map[string][]pipeline.Location // by region: hot rows deleted at Open
@@ -343,6 +346,13 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	return d, nil
 }
 
+// Fresh reports whether Open found no database at its path (no file, an
+// empty file, or a database without tables) and created the tables: every
+// location, rejection journaled and spot handed out of an earlier run,
+// if there was one, is gone. A caller that finds other traces of an
+// earlier run beside it should say so.
+func (d *DB) Fresh() bool { return d.fresh }
+
 // tables are the tables this package creates, in every schema version; a
 // database holding any other is another program's, and Open refuses it.
 var tables = []string{"spaces", "locations", "meta", "memory_journal", "spots"}
@@ -381,6 +391,7 @@ func (d *DB) initSchema(ctx context.Context) error {
 	if err := d.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&have); err != nil {
 		return err
 	}
+	d.fresh = have == 0 // InitSchema refuses a version 0 database holding tables
 	if have > 0 && have < schemaVersion {
 		if err := d.upgrade(ctx, have); err != nil {
 			return fmt.Errorf("upgrade schema %d to %d: %w", have, schemaVersion, err)

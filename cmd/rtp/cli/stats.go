@@ -151,6 +151,9 @@ func printStats(w io.Writer, s client.Stats) error {
 		paused += " (exhausted: no safe place left; " + causeCounts(x.ByCause) + ")"
 	}
 	fmt.Fprintf(tw, "region %s on world %q%s\n", s.Region, s.World, paused)
+	if w := s.Recovery.LostDatabase; w != "" {
+		fmt.Fprintf(tw, "  WARNING:\t%s\n", w)
+	}
 	p := s.Pipeline
 	sinks := make([]string, 0, len(p.Sinks))
 	var hits, misses uint64
