@@ -370,5 +370,13 @@ func CheckFile(ctx context.Context, path string, busy time.Duration, ours ...str
 	}
 	db := sql.OpenDB(NewConnector(URI(path, true), BusyTimeout(busy)))
 	defer db.Close()
-	return CheckTables(ctx, db, ours...)
+	err = CheckTables(ctx, db, ours...)
+	if err != nil && !errors.Is(err, ErrForeign) {
+		// SQLite says only "unable to open database file" of a database
+		// on a read-only disk: say which file or directory, and why.
+		if cerr := Check(path); cerr != nil {
+			return cerr
+		}
+	}
+	return err
 }

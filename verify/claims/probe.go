@@ -49,6 +49,11 @@ func probe(ctx context.Context, path string, busy time.Duration) (fileState, err
 	defer db.Close()
 	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
 	if err != nil {
+		// SQLite says only "unable to open database file" of a database
+		// on a read-only disk: say which file or directory, and why.
+		if cerr := sqlitedb.Check(path); cerr != nil {
+			return 0, cerr
+		}
 		return 0, fmt.Errorf("read schema: %w", err)
 	}
 	defer rows.Close()
