@@ -535,6 +535,9 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 	}
 	mopts.World = rs.World
 	mopts.TTL = e.ttl
+	if w.watch != nil {
+		mopts.TTL = e.watchedTTL // see worldttl.go
+	}
 	mopts.Clock = e.opts.Clock
 	mopts.OnRecord = r.record
 	r.placed.onClaim = r.claimed
@@ -552,6 +555,11 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 		r.log.Warn("engine: memory file built for another shape; moved aside, starting empty", "path", r.memPath, "movedTo", se.MovedTo, "err", err)
 	case err != nil:
 		return nil, fmt.Errorf("engine: region %q: memory: %w", name, err)
+	}
+	if w.watch != nil {
+		if n := forgetWorldData(r.mem); n > 0 {
+			r.log.Info("engine: chunks remembered as ungenerated or unreadable will be read again: the game may have written them while the engine was stopped", "cells", n)
+		}
 	}
 	if claimsVerify(e.spec.Verifiers, name) {
 		if err := e.claims.Register(r.verifier); err != nil {

@@ -33,9 +33,10 @@ const ReasonExhausted = "region-exhausted"
 // logged once (a warning, with the cells by cause), waiting teleports are
 // woken and fail with ReasonExhausted, as new ones do at once; leaving it
 // is logged once too. The state ends by itself when memory has places
-// again: dynamic runs expired to probation (ungenerated after 10 minutes,
-// unreadable after an hour, by default), or the world's watcher made
-// memory forget changed chunks, or a scan reset.
+// again: the world's watcher made memory forget changed chunks, dynamic
+// runs expired to probation (on a world nobody watches, ungenerated after
+// 10 minutes and unreadable after an hour by default; see worldttl.go), or
+// a scan reset.
 
 // exhaustRebuild is the shortest time between two memory rebuilds asked
 // for by the exhaustion check.

@@ -134,9 +134,9 @@ func (r *Region) screen(ctx context.Context, c geom.Chunk) (pipeline.Screened, e
 	ch, err := world.Summary(ctx, r.world.source, c)
 	switch {
 	case errors.Is(err, world.ErrUngenerated):
-		// Memory keeps it for a while (causes.ungenerated) and the
-		// watcher of a Minecraft world forgets it once the game writes
-		// the chunk.
+		// Memory keeps it: on a watched Minecraft world until the
+		// watcher sees the game write the chunk (see worldttl.go),
+		// elsewhere for causes.ungenerated.
 		return pipeline.Screened{Cause: memory.CauseUngenerated, Detail: "not generated"}, nil
 	case errors.Is(err, world.ErrUnreadable):
 		// Damaged on disk: reading it again fails again until its file

@@ -37,7 +37,9 @@
 //
 //   - safetyExternal: verifiers.<source>, then causes.safetyExternal, then 14d;
 //   - uniquePlacement: causes.uniquePlacement, then 30d;
-//   - ungenerated and unreadable: causes.<cause>, then 10m and 1h;
+//   - ungenerated and unreadable: causes.<cause>, then 10m and 1h (the
+//     engine keeps them until the chunk changes instead on a Minecraft
+//     world it watches, unless causes.<cause> is set);
 //   - static causes: -1 (permanent); transient and unknown causes: 0.
 //
 // The result uses the convention of package memory: negative means

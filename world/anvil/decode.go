@@ -35,8 +35,15 @@ type Info struct {
 	// "postprocessed", ...), "" before 1.13.
 	Status string
 	// Full reports whether the chunk is finished: status full (or the 1.13
-	// equivalents), or before 1.13 TerrainPopulated set.
+	// equivalents), before 1.13 TerrainPopulated set, or NoStatus.
 	Full bool
+	// NoStatus reports that the chunk records neither a status nor
+	// TerrainPopulated. The game writes one of them in every chunk it
+	// saves (TerrainPopulated 0 until a chunk is decorated), so such a
+	// chunk was written whole by a generator outside the game (a
+	// pre-1.13 server's custom generator, a map tool): it is read as
+	// finished, and Full is set.
+	NoStatus bool
 }
 
 // DecodeOptions selects what Decode builds. The zero value builds column
@@ -91,7 +98,7 @@ func (d *decoder) decode(b []byte, opts DecodeOptions) (*world.Chunk, Info, erro
 		return nil, info, corrupt("chunk without xPos and zPos")
 	}
 	info.Pos = geom.Chunk{X: int64(d.x), Z: int64(d.z)}
-	info.Full = d.full()
+	info.Full, info.NoStatus = d.full(), d.noStatus()
 	if !info.Full {
 		return nil, info, fmt.Errorf("%w: %s", world.ErrUngenerated, d.statusText())
 	}
@@ -125,7 +132,7 @@ func (d *decoder) info(b []byte) (Info, error) {
 		return info, corrupt("chunk without xPos and zPos")
 	}
 	info.Pos = geom.Chunk{X: int64(d.x), Z: int64(d.z)}
-	info.Full = d.full()
+	info.Full, info.NoStatus = d.full(), d.noStatus()
 	return info, nil
 }
 
@@ -153,14 +160,18 @@ func (d *decoder) statusText() string {
 	if d.hasStatus {
 		return fmt.Sprintf("status %q", d.status)
 	}
-	if d.hasTerrainPop {
-		return "terrain not populated"
-	}
-	return "no status"
+	return "terrain not populated"
 }
+
+// noStatus reports whether the chunk records neither a status nor
+// TerrainPopulated (see Info.NoStatus).
+func (d *decoder) noStatus() bool { return !d.hasStatus && !d.hasTerrainPop }
 
 // full reports whether the chunk is finished.
 func (d *decoder) full() bool {
+	if d.noStatus() {
+		return true
+	}
 	if d.hasStatus {
 		switch string(d.status) {
 		case "minecraft:full", "full", "postprocessed", "fullchunk":

@@ -178,7 +178,8 @@ func TestDecodeCorrupt(t *testing.T) {
 }
 
 // legacyChunk builds a pre-1.13 chunk: one section at y 0..15 holding
-// ids[y] (with metadata meta[y]) in every column, numeric biomes.
+// ids[y] (with metadata meta[y]) in every column, numeric biomes;
+// TerrainPopulated is populated, or absent when populated is noFlag.
 func legacyChunk(t *testing.T, populated int8, ids, meta []int, biome byte) []byte {
 	blocks, add, data := make([]byte, 4096), make([]byte, 2048), make([]byte, 2048)
 	for i := range 4096 {
@@ -192,12 +193,20 @@ func legacyChunk(t *testing.T, populated int8, ids, meta []int, biome byte) []by
 	for i := range biomes {
 		biomes[i] = biome
 	}
-	return marshal(t, map[string]any{"DataVersion": int32(1343), "Level": map[string]any{
+	level := map[string]any{
 		"xPos": int32(-2), "zPos": int32(5), "TerrainPopulated": populated, "LightPopulated": int8(1),
 		"Biomes": biomes, "HeightMap": make([]int32, 256),
 		"Sections": []map[string]any{{"Y": int8(0), "Blocks": blocks, "Add": add, "Data": data, "SkyLight": make([]byte, 2048)}},
-	}})
+	}
+	if populated == noFlag {
+		delete(level, "TerrainPopulated")
+		delete(level, "LightPopulated")
+	}
+	return marshal(t, map[string]any{"DataVersion": int32(1343), "Level": level})
 }
+
+// noFlag asks legacyChunk for a chunk without TerrainPopulated.
+const noFlag = -1
 
 func TestDecodeLegacy(t *testing.T) {
 	//        y: 0   1  2    3  4   5   6..15
@@ -226,8 +235,20 @@ func TestDecodeLegacy(t *testing.T) {
 			t.Errorf("block y %d = %s, want %s", y, got, want)
 		}
 	}
-	if _, _, err := Decode(legacyChunk(t, 0, ids, meta, 1), DecodeOptions{}); !errors.Is(err, world.ErrUngenerated) {
-		t.Errorf("unpopulated chunk: %v, want ErrUngenerated", err)
+	if info.NoStatus {
+		t.Errorf("populated chunk: NoStatus set")
+	}
+	if _, info, err := Decode(legacyChunk(t, 0, ids, meta, 1), DecodeOptions{}); !errors.Is(err, world.ErrUngenerated) || info.NoStatus || info.Full {
+		t.Errorf("unpopulated chunk: info %+v, err %v; want ErrUngenerated", info, err)
+	}
+	// A chunk recording no population at all (written by a generator
+	// outside the game) is read as finished, and says so.
+	ch, info, err = Decode(legacyChunk(t, noFlag, ids, meta, 1), DecodeOptions{})
+	if err != nil || !info.Full || !info.NoStatus {
+		t.Fatalf("chunk without TerrainPopulated: info %+v, err %v; want finished, NoStatus", info, err)
+	}
+	if col := ch.Column(3, 9); col.Top != 4 {
+		t.Errorf("chunk without TerrainPopulated: top %d, want 4", col.Top)
 	}
 	ch, _, _ = Decode(legacyChunk(t, 1, ids, meta, 4), DecodeOptions{})
 	if got := ch.Column(1, 1).Biome.String(); got != "minecraft:forest" {

@@ -4,6 +4,12 @@
 // dimension with a roof or on request, its full blocks. It never generates
 // anything: a missing or unfinished chunk is world.ErrUngenerated.
 //
+// A chunk is finished when its status says so (full, or the 1.13 names of
+// it) or, before 1.13, when TerrainPopulated is 1. A chunk that records
+// neither a status nor TerrainPopulated was written whole by a generator
+// outside the game (the game writes TerrainPopulated 0 until it decorates
+// a chunk): it is read as finished and Info.NoStatus says so.
+//
 // A dimension is a resource id (Dimension: minecraft:the_nether, a
 // datapack's mymod:mining), its region folder found in the layout of 26.1
 // (dimensions/<namespace>/<path>/region/) or the older one (region/,

@@ -86,6 +86,10 @@ type Extent struct {
 	// Unreadable counts checked chunks whose data could not be read or
 	// decoded (corrupt, or an I/O error); they count as unfinished.
 	Unreadable int
+	// NoStatus counts the checked chunks that record neither a status
+	// nor TerrainPopulated (Info.NoStatus): read as finished, they are
+	// among Finished.
+	NoStatus int
 	// Finished is the number of finished chunks: counted when Exact, else
 	// those found among the Checked plus the estimate for the others
 	// (Ratio times their number, rounded).
@@ -250,10 +254,11 @@ func (w *World) Extent(ctx context.Context, opts ExtentOptions) (Extent, error) 
 // read fills e.states until every chunk is read or the deadline passes.
 func (e *Extent) read(ctx context.Context, w *World, deadline time.Time, workers int) error {
 	var (
-		next    atomic.Int64
-		wg      sync.WaitGroup
-		errMu   sync.Mutex
-		firstEr error
+		next     atomic.Int64
+		noStatus atomic.Int64
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		firstEr  error
 	)
 	fail := func(err error) {
 		errMu.Lock()
@@ -279,6 +284,9 @@ func (e *Extent) read(ctx context.Context, w *World, deadline time.Time, workers
 				switch {
 				case err == nil && info.Full:
 					e.states[i] = stateFinished
+					if info.NoStatus {
+						noStatus.Add(1)
+					}
 				case err == nil:
 					e.states[i] = stateUnfinished
 				case ctx.Err() != nil:
@@ -294,6 +302,7 @@ func (e *Extent) read(ctx context.Context, w *World, deadline time.Time, workers
 		}()
 	}
 	wg.Wait()
+	e.NoStatus = int(noStatus.Load())
 	if firstEr != nil {
 		return firstEr
 	}

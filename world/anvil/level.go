@@ -23,9 +23,13 @@ type Level struct {
 	DataVersion int32
 	// Version is the game version's name ("1.21.1"), "" when unknown.
 	Version string
-	// Spawn is the world spawn's column and SpawnY its height.
+	// Spawn is the world spawn's column and SpawnY its height: block 0,
+	// 64, 0 unless HasSpawn.
 	Spawn  geom.Block
 	SpawnY int32
+	// HasSpawn reports whether level.dat gives the spawn's column (SpawnX
+	// and SpawnZ, or the spawn compound's pos).
+	HasSpawn bool
 	// Border is the world border.
 	Border Border
 }
@@ -103,12 +107,14 @@ func parseLevel(data []byte, packs *packList) (Level, error) {
 
 func (lv *Level) data(c *cursor, packs *packList) error {
 	const depth = 2
+	var spawnX, spawnZ bool
 	for {
 		t, name, err := c.header()
 		if err != nil {
 			return err
 		}
 		if t == tagEnd {
+			lv.HasSpawn = lv.HasSpawn || spawnX && spawnZ
 			return nil
 		}
 		var v int64
@@ -137,7 +143,7 @@ func (lv *Level) data(c *cursor, packs *packList) error {
 		case "SpawnX":
 			v, ok, err = c.intValue(t, depth)
 			if ok {
-				lv.Spawn.X = v
+				lv.Spawn.X, spawnX = v, true
 			}
 		case "SpawnY":
 			v, ok, err = c.intValue(t, depth)
@@ -147,7 +153,7 @@ func (lv *Level) data(c *cursor, packs *packList) error {
 		case "SpawnZ":
 			v, ok, err = c.intValue(t, depth)
 			if ok {
-				lv.Spawn.Z = v
+				lv.Spawn.Z, spawnZ = v, true
 			}
 		case "spawn":
 			if t == tagCompound {
@@ -277,6 +283,7 @@ func (lv *Level) spawn(c *cursor) error {
 				}
 				lv.Spawn = geom.Block{X: at(0), Z: at(2)}
 				lv.SpawnY = int32(at(1))
+				lv.HasSpawn = true
 			}
 			continue
 		}

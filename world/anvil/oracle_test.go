@@ -43,6 +43,7 @@ type oracleChunk struct {
 	lv          *oracleLevel
 	dataVersion int32
 	status      string
+	hasStatus   bool
 	terrainPop  int8
 	hasTP       bool
 	x, z        int32
@@ -179,7 +180,7 @@ func oracleDecode(tb testing.TB, raw []byte) *oracleChunk {
 	}
 	lv := o.lv
 	if lv.Status != nil {
-		o.status = *lv.Status
+		o.status, o.hasStatus = *lv.Status, true
 	}
 	if lv.TerrainPopulated != nil {
 		o.terrainPop, o.hasTP = *lv.TerrainPopulated, true
@@ -362,8 +363,12 @@ func oracleStateName(e oracleState) string {
 }
 
 // full applies the documented rule: status full (or the 1.13 names), a 1.13
-// upgrade of a populated chunk, or before 1.13 TerrainPopulated.
+// upgrade of a populated chunk, before 1.13 TerrainPopulated, or neither
+// a status nor TerrainPopulated recorded.
 func (o *oracleChunk) full() bool {
+	if !o.hasStatus && !o.hasTP {
+		return true
+	}
 	switch o.status {
 	case "full", "minecraft:full", "postprocessed", "fullchunk":
 		return true

@@ -168,7 +168,7 @@ func TestLevel(t *testing.T) {
 	defer w.Close()
 	lv := w.Level()
 	want := Level{Found: true, Name: "survival", DataVersion: 3955, Version: "1.21.1",
-		Spawn: geom.Block{X: -120, Z: 300}, SpawnY: 70, Border: Border{CenterX: 100, CenterZ: -50, Size: 2000}}
+		Spawn: geom.Block{X: -120, Z: 300}, SpawnY: 70, HasSpawn: true, Border: Border{CenterX: 100, CenterZ: -50, Size: 2000}}
 	if lv != want {
 		t.Errorf("Level() = %+v, want %+v", lv, want)
 	}
@@ -177,7 +177,7 @@ func TestLevel(t *testing.T) {
 	}
 	// Newer saves keep the spawn in a compound.
 	lv, err = ParseLevel(marshal(t, map[string]any{"Data": map[string]any{"spawn": map[string]any{"pos": []int32{5, 66, -9}, "dimension": "minecraft:overworld"}}}))
-	if err != nil || lv.Spawn != (geom.Block{X: 5, Z: -9}) || lv.SpawnY != 66 || lv.Border.Size != DefaultBorderSize {
+	if err != nil || lv.Spawn != (geom.Block{X: 5, Z: -9}) || lv.SpawnY != 66 || !lv.HasSpawn || lv.Border.Size != DefaultBorderSize {
 		t.Errorf("ParseLevel(spawn compound) = %+v, %v", lv, err)
 	}
 	if _, err := ParseLevel([]byte{0x1f, 0x8b, 1, 2}); err == nil {

@@ -31,17 +31,17 @@ func (o *engineOptions) register(cmd *cobra.Command) {
 // load reads the configuration and applies the flags over it (see
 // saveOptions for --world). Every error is reported with the file's name;
 // problems of the flags are usage errors. log receives what --world
-// derived from the save.
+// derived from the save; the data directory keeps it (DerivedRegionsFile).
 func (o *engineOptions) load(ctx context.Context, log *slog.Logger) (*config.Config, error) {
 	cfg, keys, err := loadConfig(o.configPath)
 	if err != nil {
 		return nil, err
 	}
-	if err := o.save.apply(ctx, cfg, keys, log); err != nil {
-		return nil, err
-	}
 	if o.dataDir != "" {
 		cfg.DataDir = o.dataDir
+	}
+	if err := o.save.apply(ctx, cfg, keys, cfg.DataDir, log); err != nil {
+		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

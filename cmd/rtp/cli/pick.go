@@ -41,7 +41,8 @@ one side of it), just wide enough to cover every finished chunk and inside
 the world border, logged on stderr; --x, --z and --radius replace what they
 name. Without --world it uses the configuration (--config) or the built-in
 procedural world. Unless --data names one, a temporary data directory is
-used and removed afterwards.
+used and removed afterwards; with --data, the region derived is kept there
+and used by later runs, as rtp serve does.
 
 A region with no safe place left (every chunk screened and rejected:
 all air, unfinished or unreadable, for instance) is exhausted: pick then
@@ -79,7 +80,9 @@ func runPick(ctx context.Context, o *pickOptions, stdout, stderr io.Writer) erro
 		cfg.Regions = map[string]config.Region{o.region: rc}
 	}
 	info := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if err := o.save.apply(ctx, cfg, keys, info); err != nil {
+	// A temporary data directory keeps nothing: only --data keeps the
+	// derived region for later picks (and for serve on the same data).
+	if err := o.save.apply(ctx, cfg, keys, o.dataDir, info); err != nil {
 		return err
 	}
 	if _, ok := cfg.Regions[o.region]; !ok {

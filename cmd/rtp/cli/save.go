@@ -44,10 +44,14 @@ const centreRule = 2
 // chunks lie off to one side of it, on the centre of the finished area
 // (see centreRule); its radius the smallest that covers every finished
 // chunk from there, cut down so that the circle lies inside the world
-// border. --x, --z and --radius replace the corresponding part, derived
-// or written. The save is scanned once (anvil.World.Extent) and what was
-// derived is kept for later loads (a reload), so that a growing save does
-// not change the regions of a running engine.
+// border. --x, --z and --radius replace the corresponding part, derived,
+// kept or written. The save is scanned once (anvil.World.Extent) and what
+// was derived is kept for later loads (a reload) and, when there is a
+// data directory, in its DerivedRegionsFile, keyed by the save's absolute
+// path, the dimension and the region: a later run uses the kept circle
+// instead of deriving another, so that a region does not move as players
+// explore. A shape the configuration writes wins over the kept one and
+// leaves it in the file; a region shaped by the flags is not kept.
 type saveOptions struct {
 	path      string
 	dimension string
@@ -58,8 +62,12 @@ type saveOptions struct {
 	// default.
 	budget time.Duration
 
-	mu   sync.Mutex // serialises apply: a reload may run it concurrently
-	scan *saveScan  // set by the first apply
+	// clock dates a derivation; nil is time.Now.
+	clock func() time.Time
+
+	mu   sync.Mutex    // serialises apply: a reload may run it concurrently
+	scan *saveScan     // set by the first apply
+	kept *derivedStore // the derived regions kept, read by the first apply with a data directory
 }
 
 func (o *saveOptions) register(f *pflag.FlagSet) {
@@ -75,11 +83,13 @@ func (o *saveOptions) set(name string) bool { return o.flags != nil && o.flags.C
 
 // apply points every region of cfg at the save, as described on
 // saveOptions, and logs each region's shape. keys are the keys the
-// configuration file sets. Without --world it only checks that no flag
-// needs it. It fails, before anything runs, when the save has no region
-// folder for the dimension, holds no finished chunk, or a region holds
-// none of them.
-func (o *saveOptions) apply(ctx context.Context, cfg *config.Config, keys config.Keys, log *slog.Logger) error {
+// configuration file sets. dataDir is the data directory whose
+// DerivedRegionsFile keeps the derived regions; "" keeps none. Without
+// --world it only checks that no flag needs it. It fails, before
+// anything runs, when the save has no region folder for the dimension,
+// holds no finished chunk, a region holds none of them, or the file of
+// derived regions cannot be read or written.
+func (o *saveOptions) apply(ctx context.Context, cfg *config.Config, keys config.Keys, dataDir string, log *slog.Logger) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.path == "" {
@@ -101,35 +111,105 @@ func (o *saveOptions) apply(ctx context.Context, cfg *config.Config, keys config
 			return err
 		}
 		o.scan = s
+		if n := s.extent.NoStatus; n > 0 {
+			log.Info(fmt.Sprintf("%s of %s record no generation status (neither Status nor TerrainPopulated: a generator outside the game wrote them); read as finished",
+				plural(n, "chunk"), s.folder), "checked", s.extent.Checked)
+		}
+	}
+	if o.kept == nil && dataDir != "" {
+		k, err := openDerived(dataDir)
+		if err != nil {
+			return err
+		}
+		o.kept = k
 	}
 	s := o.scan
+	flags := o.set("x") || o.set("z") || o.set("radius")
 	cfg.Worlds = map[string]config.World{saveWorldName: w}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Regions)) {
 		rc := cfg.Regions[name]
 		rc.World = saveWorldName
 		var from string
+		kept := false
 		if keys.Has("regions", name, "shape") {
 			from = "the configuration file"
-			if o.set("x") || o.set("z") || o.set("radius") {
+			if flags {
 				from += ", with --x, --z, --radius over it"
 			}
 			o.override(&rc.Shape)
-		} else {
-			if s.derived == nil {
-				sh, why, err := s.derive(o)
-				if err != nil {
-					return err
-				}
-				s.derived = &derivedShape{sh, why}
-			}
-			rc.Shape, from = s.derived.shape, s.derived.from
+		} else if kept, err = o.derivedShape(name, &rc, &from, flags, log); err != nil {
+			return err
 		}
 		if err := s.check(name, rc, from, log); err != nil {
+			if kept {
+				err = fmt.Errorf("%w; the circle was kept in %s: remove it there to derive it again", err, o.kept.path)
+			}
 			return err
 		}
 		cfg.Regions[name] = rc
 	}
 	return nil
+}
+
+// derivedShape gives region name, whose shape the configuration does not
+// write, the shape kept for it in the data directory (with the flags over
+// it) or, when none is kept, the one derived from the save, and keeps
+// the latter unless a flag shaped it. It reports whether the shape is a
+// kept one.
+func (o *saveOptions) derivedShape(name string, rc *config.Region, from *string, flags bool, log *slog.Logger) (kept bool, err error) {
+	s := o.scan
+	key := derivedKey{Save: s.abs, Dimension: s.dim.ID(), Region: name}
+	pin := fmt.Sprintf("pin it with regions.%s.shape in the configuration or with --x/--z/--radius", name)
+	if o.kept != nil {
+		if e, ok := o.kept.entries[key]; ok {
+			rc.Shape = e.shape()
+			*from = fmt.Sprintf("the save on %s (kept in %s)", e.DerivedAt.UTC().Format(time.DateOnly), o.kept.path)
+			if flags {
+				*from += ", with --x, --z, --radius over it"
+			} else {
+				log.Info(fmt.Sprintf("region %s: circle centre (%d, %d) radius %d, derived from the save on %s and kept since; %s, or remove it from %s to derive it again",
+					name, e.CenterX, e.CenterZ, e.Radius, e.DerivedAt.UTC().Format(time.DateOnly), pin, o.kept.path),
+					"derived_from", e.From)
+			}
+			o.override(&rc.Shape)
+			return true, nil
+		}
+	}
+	if s.derived == nil {
+		sh, why, err := s.derive(o)
+		if err != nil {
+			return false, err
+		}
+		s.derived = &derivedShape{sh, why}
+	}
+	rc.Shape, *from = s.derived.shape, s.derived.from
+	if flags {
+		return false, nil
+	}
+	if o.kept == nil {
+		log.Info(fmt.Sprintf("region %s: circle centre (%d, %d) radius %d, derived from the save; it follows the save as it grows; %s",
+			name, rc.Shape.CenterX, rc.Shape.CenterZ, rc.Shape.Radius, pin))
+		return false, nil
+	}
+	e := derivedEntry{derivedKey: key, CenterX: rc.Shape.CenterX, CenterZ: rc.Shape.CenterZ, Radius: rc.Shape.Radius,
+		DerivedAt: o.now().UTC().Truncate(time.Second), From: s.derived.from}
+	if err := e.check(); err != nil {
+		return false, fmt.Errorf("--world: region %q: the derived circle cannot be kept: %w", name, err)
+	}
+	if err := o.kept.put(e); err != nil {
+		return false, err
+	}
+	log.Info(fmt.Sprintf("region %s: circle centre (%d, %d) radius %d, derived from the save now and kept in %s, so that it does not move as players explore; %s",
+		name, e.CenterX, e.CenterZ, e.Radius, o.kept.path, pin))
+	return false, nil
+}
+
+// now is the clock that dates a derivation.
+func (o *saveOptions) now() time.Time {
+	if o.clock != nil {
+		return o.clock()
+	}
+	return time.Now()
 }
 
 // override applies --x, --z and --radius over a written shape.
@@ -151,6 +231,7 @@ func (o *saveOptions) override(sh *config.Shape) {
 // saveScan is what the save holds, read once.
 type saveScan struct {
 	path    string
+	abs     string // path made absolute: the key of the kept regions
 	folder  string // the region folder, for messages
 	extent  anvil.Extent
 	level   anvil.Level
@@ -180,7 +261,11 @@ func scanSave(ctx context.Context, path string, opts anvil.Options, budget time.
 	if err != nil {
 		return nil, fmt.Errorf("--world: %w", err)
 	}
-	s := &saveScan{path: path, folder: folder, extent: e, level: w.Level(), dim: w.Dimension(), typ: w.DimensionType()}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("--world: %w", err)
+	}
+	s := &saveScan{path: path, abs: abs, folder: folder, extent: e, level: w.Level(), dim: w.Dimension(), typ: w.DimensionType()}
 	if e.Finished == 0 {
 		return nil, fmt.Errorf("--world: %s holds no finished chunk (%s): nothing to land on; play or pre-generate the world first",
 			folder, s.counts())
@@ -347,8 +432,11 @@ func (s *saveScan) derive(o *saveOptions) (config.Shape, string, error) {
 	sh.Kind = config.Circle
 	spawn := s.level.Spawn
 	spawnFrom := "the spawn"
-	if !s.level.Found {
+	switch {
+	case !s.level.Found:
 		spawnFrom = "block 0, 0 (no level.dat)"
+	case !s.level.HasSpawn:
+		spawnFrom = "block 0, 0 (level.dat gives no spawn)"
 	}
 	var centre geom.Block
 	var derived, given []string // what came from the save, from the flags
@@ -367,8 +455,8 @@ func (s *saveScan) derive(o *saveOptions) (config.Shape, string, error) {
 		fs, fa := s.fill(spawn.Chunk()), s.fill(area)
 		switch {
 		case fs < 0 && fa < 0:
-			return sh, "", fmt.Errorf("--world: neither the spawn %v nor the centre of the finished area %v lies inside the world border %s",
-				spawn, area.Center(), borderText(s.level.Border))
+			return sh, "", fmt.Errorf("--world: neither %s %v nor the centre of the finished area %v lies inside the world border %s",
+				spawnFrom, spawn, area.Center(), borderText(s.level.Border))
 		case fs >= 0 && fs*centreRule >= fa:
 			centre = spawn
 			derived = append(derived, "centre: "+spawnFrom)

@@ -50,8 +50,12 @@ the configuration does not write is then laid over the save: a circle round
 the spawn (or round the middle of the finished chunks when they lie off to
 one side of it), just wide enough to cover every finished chunk and inside
 the world border; --x, --z and --radius replace what they name. The shape
-chosen is logged. A save without the dimension's region folder, or a region
-holding no finished chunk, is an error before anything starts.
+chosen is logged. The circle derived is kept in the data directory
+(derived-regions.json, by save, dimension and region) and used on every
+later start, so that it does not move as players explore; a shape written in
+the configuration, or the flags, win over it. Remove its entry to derive it
+again. A save without the dimension's region folder, or a region holding no
+finished chunk, is an error before anything starts.
 
 With --config, POST /v1/admin/reload re-reads that file (with the flags
 applied again) and applies what can change while running; the save is not

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rtpengine/rtp/client"
+	"github.com/rtpengine/rtp/memory"
 )
 
 func newStatsCmd() *cobra.Command {
@@ -174,6 +175,15 @@ func printStats(w io.Writer, s client.Stats) error {
 	if r := topRejections(p.ScreenRejections, p.PromotionRejections, 3); r != "" {
 		fmt.Fprintf(tw, "  rejections:\t%s\n", r)
 	}
+	if r := rejectedByCause(s.Memory.Rejections, 4); r != "" {
+		// The reasons above are the API's fixed few; the causes say what
+		// was wrong with the place (a chunk not generated yet is a
+		// RESERVATION_FAILED there).
+		fmt.Fprintf(tw, "  by cause:\t%s\n", r)
+	}
+	if n := s.Memory.Rejections[memory.CauseUngenerated.String()]; n > 0 {
+		fmt.Fprintf(tw, "  ungenerated:\t%d draws fell on chunks the world has not generated: the region reaches past what the server generated (shrink it, or pre-generate the world)\n", n)
+	}
 	if r := topRejections(p.ReservationFailures, nil, 4); r != "" {
 		fmt.Fprintf(tw, "  failures:\treserving a chunk: %s\n", r)
 		if p.LastReservationError != "" {
@@ -246,6 +256,18 @@ func fmtDur(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.3gs", d.Seconds())
 	}
+}
+
+// rejectedByCause renders the k most frequent rejection causes of a
+// region's memory, most first: "ungenerated 1200, safety 40".
+func rejectedByCause(m map[string]int64, k int) string {
+	u := make(map[string]uint64, len(m))
+	for c, n := range m {
+		if n > 0 {
+			u[c] = uint64(n)
+		}
+	}
+	return topRejections(u, nil, k)
 }
 
 // causeCounts renders cells by cause, most first: "vert 900, ungenerated

@@ -450,3 +450,54 @@ func TestSaveLayouts(t *testing.T) {
 		t.Error("NewChunkIn with min y 8: no error")
 	}
 }
+
+// TestLegacyEncode writes a pre-1.13 chunk, reads its blocks back with
+// anvil's legacy decoder, and refuses what the layout cannot hold.
+func TestLegacyEncode(t *testing.T) {
+	c, err := anviltest.NewChunkIn(-3, 7, anvil.Overworld, 0, 256)
+	must(t, err)
+	c.Legacy = &anviltest.Legacy{}
+	must(t, c.Fill(0, 0, 0, 15, 0, 15, "minecraft:bedrock"))
+	must(t, c.Fill(0, 1, 0, 15, 69, 15, "minecraft:dirt"))
+	must(t, c.Set(4, 70, 9, "minecraft:sand"))
+	raw, err := c.Encode()
+	must(t, err)
+	ch, info, err := anvil.Decode(raw, anvil.DecodeOptions{Blocks: true})
+	must(t, err)
+	if info.Pos != (geom.Chunk{X: -3, Z: 7}) || info.DataVersion != anviltest.LegacyDataVersion || !info.Full || info.NoStatus || info.Status != "" {
+		t.Errorf("info %+v", info)
+	}
+	for _, tc := range []struct {
+		x, y, z int
+		want    string
+	}{{0, 0, 0, "minecraft:bedrock"}, {15, 69, 15, "minecraft:dirt"}, {4, 70, 9, "minecraft:sand"}, {5, 70, 9, "minecraft:air"}} {
+		if got := ch.Blocks.Block(tc.x, tc.y, tc.z).String(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("block (%d, %d, %d) = %s, want %s", tc.x, tc.y, tc.z, got, tc.want)
+		}
+	}
+	if col := ch.Column(4, 9); col.Top != 70 {
+		t.Errorf("top of (4, 9) = %d, want 70", col.Top)
+	}
+	c.Legacy.Population = anviltest.NotPopulated
+	raw, err = c.Encode()
+	must(t, err)
+	if _, info, err := anvil.Decode(raw, anvil.DecodeOptions{}); !errors.Is(err, world.ErrUngenerated) || info.NoStatus {
+		t.Errorf("not populated: %+v, %v", info, err)
+	}
+	bad := anviltest.NewChunk(0, 0, anvil.Overworld)
+	bad.Legacy = &anviltest.Legacy{}
+	must(t, bad.Set(0, -5, 0, "minecraft:stone"))
+	if _, err := bad.Encode(); err == nil {
+		t.Error("a block below y 0 encoded in the legacy layout")
+	}
+	bad = anviltest.NewChunk(0, 0, anvil.Overworld)
+	bad.Legacy = &anviltest.Legacy{}
+	must(t, bad.Set(0, 5, 0, "minecraft:deepslate"))
+	if _, err := bad.Encode(); err == nil {
+		t.Error("a block without a numeric id encoded in the legacy layout")
+	}
+	c.Legacy.Population = 9
+	if _, err := c.Encode(); err == nil {
+		t.Error("an unknown population encoded")
+	}
+}

@@ -45,6 +45,10 @@ type Chunk struct {
 	// NoHeightmaps leaves the Heightmaps compound out (as an unfinished
 	// chunk has none). Default false.
 	NoHeightmaps bool
+	// Legacy, when not nil, writes the chunk in the layout saved before
+	// 1.13 instead (see Legacy); DataVersion and Status are then not
+	// written. Default nil.
+	Legacy *Legacy
 	// GzipAsZlib makes the region writers compress the chunk with gzip
 	// but declare zlib (scheme 2) in front of it, as some third-party
 	// tools have written chunks: the game, and the reader, fail on it.
@@ -281,8 +285,12 @@ func (c *Chunk) Top(x, z int) (int, bool, error) {
 	return c.minY + v - 1, v > 0, nil
 }
 
-// Encode returns the chunk's uncompressed NBT in the 1.18+ layout.
+// Encode returns the chunk's uncompressed NBT in the 1.18+ layout, or
+// the pre-1.13 one when Legacy is set.
 func (c *Chunk) Encode() ([]byte, error) {
+	if c.Legacy != nil {
+		return c.encodeLegacy()
+	}
 	if c.DataVersion < anvil.DataVersionTopLevel {
 		return nil, fmt.Errorf("anviltest: data version %d is older than the 1.18 layout (%d), the only one written", c.DataVersion, anvil.DataVersionTopLevel)
 	}

@@ -123,6 +123,9 @@ type Level struct {
 	DataVersion int32
 	// SpawnX, SpawnY, SpawnZ are the world spawn. Default 0.
 	SpawnX, SpawnY, SpawnZ int32
+	// NoSpawn leaves SpawnX, SpawnY and SpawnZ out, as level.dat files
+	// written by some tools do. Default false.
+	NoSpawn bool
 	// BorderSize is the world border's edge in blocks; 0 writes no
 	// border fields (the game's default border). Default 0.
 	BorderSize float64
@@ -150,6 +153,11 @@ func WriteLevel(dir string, lv Level) error {
 		"SpawnZ":      lv.SpawnZ,
 		"version":     int32(19133),
 		"Version":     map[string]any{"Id": dv},
+	}
+	if lv.NoSpawn {
+		delete(data, "SpawnX")
+		delete(data, "SpawnY")
+		delete(data, "SpawnZ")
 	}
 	if lv.EnabledPacks != nil || lv.DisabledPacks != nil {
 		data["DataPacks"] = map[string]any{"Enabled": nonNil(lv.EnabledPacks), "Disabled": nonNil(lv.DisabledPacks)}
