@@ -105,17 +105,22 @@ module.exports.server = function (serv, settings) {
       clearTimeout(timer)
       player._client.removeListener('position', onMove)
       player._client.removeListener('position_look', onMove)
+      player._client.removeListener('flying', onMove)
       player.removeListener('disconnected', onQuit)
       resolve(ok)
     }
+    // A client standing still sends only its on-ground flag (the flying
+    // packet): its position is then the last one the server knows.
     const onMove = (p) => {
-      if (Math.abs(p.x - x) < 1.5 && Math.abs(p.z - z) < 1.5 && Math.abs(p.y - y) < 1.5 &&
+      const at = typeof p.x === 'number' ? p : player.position
+      if (Math.abs(at.x - x) < 1.5 && Math.abs(at.z - z) < 1.5 && Math.abs(at.y - y) < 1.5 &&
           onGroundOf(p) && player.loadedChunks && player.loadedChunks[key] !== undefined) finish(true)
     }
     const onQuit = () => finish(false)
     const timer = setTimeout(() => finish(false), cfg.landTimeoutMs)
     player._client.on('position', onMove)
     player._client.on('position_look', onMove)
+    player._client.on('flying', onMove)
     player.once('disconnected', onQuit)
   })
 
