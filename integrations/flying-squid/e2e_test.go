@@ -33,11 +33,16 @@ const (
 
 const testToken = "e2e-token-0123456789abcdef"
 
+// playerCap is the login sink's player cap: the reserve holds playerCap
+// minus the players the plugin reported online.
+const playerCap = 30
+
 // Messages of the plugin (lib/config.js) the test expects.
 const msgUnavailable = "Random teleport is unavailable right now; try again in a moment."
 
 // TestFlyingSquid is the end-to-end test of the plugin:
 //
+//  0. the plugin reports the bots' joins: the login reserve shrinks;
 //  1. 20 bots each /rtp three times: each is moved, stands on the ground
 //     within 5 s of its command, takes no damage and meets no fluid in the
 //     5 s after;
@@ -87,7 +92,10 @@ regions:
     sinks:
       general:
         capacity: 64
-`, tokenFile)), 0o644); err != nil {
+      login:
+        enabled: true
+        player_cap: %d
+`, tokenFile, playerCap)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
@@ -109,6 +117,10 @@ regions:
 
 	b := startNode(t, node, "bots", "test/bots.js", "MC_PORT="+strconv.Itoa(mcPort), "BOTS="+strconv.Itoa(bots))
 	b.await(t, "ready", 120*time.Second)
+	waitUntil(t, "the plugin to report the bots joined (login reserve of playerCap-bots)", 30*time.Second, func() bool {
+		st, err := stats(rtpURL)
+		return err == nil && st.capacity("login") == playerCap-bots
+	})
 
 	// 1. Landings.
 	all := b.run(t, map[string]any{"cmd": "rtp", "rounds": rounds}, 3*time.Minute)
@@ -359,8 +371,9 @@ func (p *proc) tick(t *testing.T) int64 {
 type rtpStats struct {
 	Pipeline struct {
 		Sinks []struct {
-			Name string `json:"name"`
-			Fill int    `json:"fill"`
+			Name     string `json:"name"`
+			Fill     int    `json:"fill"`
+			Capacity int    `json:"capacity"`
 		} `json:"sinks"`
 	} `json:"pipeline"`
 	Watch struct {
@@ -376,6 +389,15 @@ func (s rtpStats) fill(sink string) int {
 		}
 	}
 	return 0
+}
+
+func (s rtpStats) capacity(sink string) int {
+	for _, k := range s.Pipeline.Sinks {
+		if k.Name == sink {
+			return k.Capacity
+		}
+	}
+	return -1
 }
 
 func stats(base string) (rtpStats, error) {
