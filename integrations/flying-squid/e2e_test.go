@@ -48,7 +48,10 @@ const msgUnavailable = "Random teleport is unavailable right now; try again in a
 //     5 s after;
 //  2. a bot turns the ground under cached places to lava while the server
 //     does not save: within 1 s rtp has the report, and no bot (nor any
-//     teleport asked of rtp directly) is sent to one of them;
+//     teleport asked of rtp directly) is sent to one of them; after a scan
+//     reset, which makes rtp screen the whole region again, no place at all
+//     comes from the chunks changed and not saved (read from their stale
+//     copy on disk, they would look safe);
 //  3. rtp stops: /rtp answers the plugin's message and the server keeps
 //     ticking; rtp starts again: /rtp works again, the server untouched.
 func TestFlyingSquid(t *testing.T) {
@@ -184,16 +187,39 @@ regions:
 	isPoisoned := func(x, z int) bool {
 		return slices.ContainsFunc(poisoned, func(p place) bool { return p.X == x && p.Z == z })
 	}
-	for i := range 200 {
-		loc, status := teleport(t, rtpURL, "after"+strconv.Itoa(i%40))
+	// Everything rtp had cached and knew is then forgotten (a scan reset),
+	// so it screens the whole region again while the lava is still not
+	// on disk: the chunks reported must not be screened from the stale
+	// copy. Every place it then caches is drawn and checked.
+	call(t, rtpURL, "POST", "/v1/admin/regions/default/scan/reset", "", http.StatusNoContent)
+	waitUntil(t, "rtp to fill its general sink again", 60*time.Second, func() bool {
+		st, err := stats(rtpURL)
+		return err == nil && st.fill("general") >= 40
+	})
+	drawn := 0
+	for i := range 400 {
+		loc, status := teleport(t, rtpURL, "after"+strconv.Itoa(i))
 		if status != http.StatusOK {
-			continue
+			break
 		}
-		if isPoisoned(loc.X, loc.Z) {
+		drawn++
+		switch {
+		case isPoisoned(loc.X, loc.Z):
 			t.Errorf("rtp handed out %d, %d, whose ground is lava, %v after the change", loc.X, loc.Z, time.Since(changed))
+		case chunks[[2]int{loc.X >> 4, loc.Z >> 4}]:
+			// Its chunk changed and is not saved: rtp read it from the
+			// stale copy on disk.
+			t.Errorf("rtp handed out %d, %d, in a chunk changed and not saved, %v after the change", loc.X, loc.Z, time.Since(changed))
 		}
-		call(t, rtpURL, "DELETE", "/v1/teleports/"+strconv.FormatUint(loc.ID, 10), "", http.StatusNoContent)
+		call(t, rtpURL, "POST", "/v1/teleports/"+strconv.FormatUint(loc.ID, 10)+"/complete", "", http.StatusNoContent)
 	}
+	if drawn < 40 {
+		t.Errorf("only %d places drawn after the reset", drawn)
+	}
+	waitUntil(t, "rtp to fill its general sink after the draws", 60*time.Second, func() bool {
+		st, err := stats(rtpURL)
+		return err == nil && st.fill("general") >= bots
+	})
 	for _, r := range b.run(t, map[string]any{"cmd": "rtp", "rounds": 1}, time.Minute) {
 		if r.Error != "" || r.Message != "" {
 			t.Errorf("after the lava, %s: %s%s", r.Bot, r.Error, r.Message)
