@@ -237,6 +237,10 @@ regions:
 		t.Fatal(err)
 	}
 	mc.await(t, "saved", 30*time.Second)
+	waitUntil(t, "rtp to see the save and end its holds", 30*time.Second, func() bool {
+		st, err := stats(rtpURL)
+		return err == nil && st.Watch.Held == 0
+	})
 	_ = rtp.Process.Signal(syscall.SIGTERM)
 	_ = rtp.Wait()
 	ticks := mc.tick(t)
