@@ -83,6 +83,7 @@ module.exports.server = function (serv, settings) {
         const pos = (newBlock && newBlock.position) || (oldBlock && oldBlock.position)
         if (pos) rep.add(pos.x, pos.z)
       })
+      world.on('doneSaving', () => rep.saved())
     }
   }
   if (serv.pluginsReady) watchWorlds()

@@ -13,6 +13,10 @@ class ChangeReporter {
     this.world = world
     this.log = log
     this.pending = new Set()
+    // unsaved holds every chunk reported since the world's last save
+    // (saved() clears it): rtp keeps its holds in memory, so after an
+    // outage (rtp restarted, perhaps) they are all sent again.
+    this.unsaved = new Set()
     this.sending = false
     this.failing = false
     this.sent = 0
@@ -23,8 +27,13 @@ class ChangeReporter {
   // add records a changed block at block coordinates x, z.
   add (x, z) {
     if (this.pending.size >= MAX_PENDING) return
-    this.pending.add((Math.floor(x) >> 4) + ',' + (Math.floor(z) >> 4))
+    const k = (Math.floor(x) >> 4) + ',' + (Math.floor(z) >> 4)
+    this.pending.add(k)
+    if (this.unsaved.size < MAX_PENDING) this.unsaved.add(k)
   }
+
+  // saved records that the world was saved: what was reported is on disk.
+  saved () { this.unsaved.clear() }
 
   // flush sends what is pending; a call that fails (after its retries)
   // puts its chunks back for the next flush. One flush runs at a time.
@@ -36,7 +45,10 @@ class ChangeReporter {
     try {
       await this.client.changes(this.world, keys.map(k => k.split(',').map(Number)))
       this.sent += keys.length
-      if (this.failing) this.log(`rtp: reporting changed chunks of ${this.world} works again`)
+      if (this.failing) {
+        this.log(`rtp: reporting changed chunks of ${this.world} works again; sending the ${this.unsaved.size} changed since the last save again`)
+        for (const k of this.unsaved) if (this.pending.size < MAX_PENDING) this.pending.add(k)
+      }
       this.failing = false
     } catch (err) {
       for (const k of keys) if (this.pending.size < MAX_PENDING) this.pending.add(k)

@@ -136,11 +136,45 @@ test('changes: chunks batched, de-duplicated, and kept while rtp is down', async
   assert.strictEqual(bodies.length, 1)
   assert.strictEqual(bodies[0].url, '/v1/worlds/world/changes')
   assert.deepStrictEqual(bodies[0].body.chunks.sort(), [[-1, 1], [0, 0]].sort())
-  assert.strictEqual(rep.pending.size, 0)
+  // Back from an outage: the chunks changed since the last save go again.
+  assert.strictEqual(rep.pending.size, 2)
+  await rep.flush()
+  assert.strictEqual(bodies.length, 2)
+  rep.saved()
   await rep.flush() // nothing pending: no call
-  assert.strictEqual(bodies.length, 1)
+  assert.strictEqual(bodies.length, 2)
   for (let i = 0; i < 5000; i++) rep.add(i * 16, 0)
   await rep.flush()
   await rep.flush()
-  assert.deepStrictEqual(bodies.slice(1).map(b => b.body.chunks.length), [4096, 904])
+  assert.deepStrictEqual(bodies.slice(2).map(b => b.body.chunks.length), [4096, 904])
+})
+
+test('changes: after an outage, every chunk changed since the last save is sent again', async (t) => {
+  const bodies = []
+  let down = false
+  const { url, srv } = await serve((req, body, res) => {
+    if (down) {
+      res.writeHead(503)
+      res.end()
+      return
+    }
+    bodies.push(JSON.parse(body).chunks)
+    res.writeHead(200, { 'Content-Type': 'application/json' })
+    res.end('{"chunks":1,"held":1,"forgotten":0,"dropped":0}')
+  })
+  t.after(() => srv.close())
+  const rep = new ChangeReporter(new Client({ ...base, url, retries: 0 }), 'world', 1e9, () => {})
+  t.after(() => rep.close())
+  rep.add(0, 0)
+  await rep.flush() // sent: [0, 0]
+  rep.saved() // [0, 0] is on disk now
+  rep.add(16, 0)
+  await rep.flush() // sent: [1, 0]
+  down = true
+  rep.add(32, 0)
+  await rep.flush() // fails: [2, 0] kept
+  down = false
+  await rep.flush() // [2, 0], then the unsaved ones again
+  await rep.flush()
+  assert.deepStrictEqual(bodies, [[[0, 0]], [[1, 0]], [[2, 0]], [[1, 0], [2, 0]]])
 })
