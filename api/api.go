@@ -160,6 +160,24 @@ type ReservationRequest struct {
 	Token string `json:"token,omitempty"`
 }
 
+// ChangesRequest is the body of POST /v1/worlds/{world}/changes: the
+// chunks a game server changed and has not saved yet, each as its chunk
+// coordinates [x, z]. Required; at most 4,096 chunks.
+type ChangesRequest struct {
+	Chunks [][]int64 `json:"chunks"`
+}
+
+// Changes is the answer of POST /v1/worlds/{world}/changes: how many
+// distinct chunks the request named, how many of them were not held
+// already, and the memory cells forgotten and cached places dropped over
+// every region of the world.
+type Changes struct {
+	Chunks    int `json:"chunks"`
+	Held      int `json:"held"`
+	Forgotten int `json:"forgotten"`
+	Dropped   int `json:"dropped"`
+}
+
 // ClaimRequest is the body of POST /v1/worlds/{world}/claims. Every field
 // is required.
 type ClaimRequest struct {

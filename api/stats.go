@@ -262,6 +262,10 @@ type WatchStats struct {
 	// changed.
 	Forgotten uint64 `json:"forgotten"`
 	Dropped   uint64 `json:"dropped"`
+	// Reported counts the chunks a game server reported changed (POST
+	// /v1/worlds/{world}/changes); Held how many of them wait to be saved.
+	Reported uint64 `json:"reported"`
+	Held     int    `json:"held"`
 	// Reader is what the world's region-file reader counted.
 	Reader ReaderStats `json:"reader"`
 }

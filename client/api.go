@@ -193,6 +193,24 @@ func (c *Client) RemoveClaim(ctx context.Context, world string, id int64) error 
 	return c.call(ctx, http.MethodDelete, c.path("v1", "worlds", world, "claims", fmt.Sprint(id)), nil, nil, http.StatusNoContent)
 }
 
+// Changes is what ReportChanges did: api.Changes.
+type Changes = api.Changes
+
+// ReportChanges tells the service that the game changed blocks in the
+// given chunks (chunk coordinates x, z) of a world and has not saved them
+// yet: POST /v1/worlds/{world}/changes. The service drops its cached places
+// there and holds the chunks until the save reaches disk. At most 4,096
+// chunks a call.
+func (c *Client) ReportChanges(ctx context.Context, world string, chunks [][2]int64) (Changes, error) {
+	body := api.ChangesRequest{Chunks: make([][]int64, len(chunks))}
+	for i, ch := range chunks {
+		body.Chunks[i] = []int64{ch[0], ch[1]}
+	}
+	var out Changes
+	err := c.call(ctx, http.MethodPost, c.path("v1", "worlds", world, "changes"), body, &out, http.StatusOK)
+	return out, err
+}
+
 // ScanReset restarts a region's scan: POST /v1/admin/regions/{region}/scan/reset.
 func (c *Client) ScanReset(ctx context.Context, region string) error {
 	return c.call(ctx, http.MethodPost, c.path("v1", "admin", "regions", region, "scan", "reset"), nil, nil, http.StatusNoContent)

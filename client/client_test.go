@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -222,6 +223,26 @@ func TestRegionsStats(t *testing.T) {
 	}
 	_, err = c.Stats(ctx, "nowhere")
 	wantCode(t, "stats of an unknown region", err, 404, CodeUnknownRegion)
+}
+
+func TestReportChanges(t *testing.T) {
+	ctx := t.Context()
+	f, c := newTest(t, testToken)
+	got, err := c.ReportChanges(ctx, "world", [][2]int64{{1, -2}, {3, 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != (Changes{Chunks: 2, Held: 2}) {
+		t.Fatalf("ReportChanges = %+v", got)
+	}
+	f.mu.Lock()
+	sent := f.changed
+	f.mu.Unlock()
+	if fmt.Sprint(sent) != "[[1 -2] [3 4]]" {
+		t.Fatalf("the server got chunks %v, want [[1 -2] [3 4]]", sent)
+	}
+	_, err = c.ReportChanges(ctx, "mars", nil)
+	wantCode(t, "changes of an unknown world", err, 404, "unknown-world")
 }
 
 func TestClaims(t *testing.T) {

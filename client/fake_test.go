@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rtpengine/rtp/api"
 )
 
 // fakeServer answers every route of the API the way the contract documents
@@ -31,6 +33,7 @@ type fakeServer struct {
 	restart  bool           // Reload answers restart-needed
 	ready    bool
 	resets   int
+	changed  [][]int64 // chunks of the last changes report
 }
 
 func newFake(token string) *fakeServer {
@@ -338,6 +341,20 @@ func (f *fakeServer) handler() http.Handler {
 			MaxX: body.MaxX, MaxZ: body.MaxZ, Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 		f.claims[c.ID] = c
 		writeJSON(w, 201, c)
+	})
+	mux.HandleFunc("POST /v1/worlds/{world}/changes", func(w http.ResponseWriter, r *http.Request) {
+		var body api.ChangesRequest
+		if !decode(w, r, &body) {
+			return
+		}
+		if r.PathValue("world") != "world" {
+			writeErr(w, 404, "unknown-world", "no such world")
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.changed = body.Chunks
+		writeJSON(w, 200, api.Changes{Chunks: len(body.Chunks), Held: len(body.Chunks)})
 	})
 	mux.HandleFunc("DELETE /v1/worlds/{world}/claims/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)

@@ -96,6 +96,7 @@ func TestCoversOpenAPI(t *testing.T) {
 	c.Claims(ctx, W)
 	c.AddClaim(ctx, W, client.NewClaim{})
 	c.RemoveClaim(ctx, W, 9)
+	c.ReportChanges(ctx, W, [][2]int64{{1, 2}})
 	c.ScanReset(ctx, R)
 	c.ScanPause(ctx, R)
 	c.ScanResume(ctx, R)

@@ -49,7 +49,8 @@
 // memory table's rebuild loop, a periodic save of the memory file and the
 // unique-placement marker; one sweep that closes the locations handed out
 // and never completed (Options.HandoutLifespan); the change watcher of each
-// Minecraft world (unless Options.WatchPeriod is negative); and, in a
+// Minecraft world (unless Options.WatchPeriod is negative), which also ends
+// the holds on chunks a game server reported changed (ChunksChanged); and, in a
 // fleet, the fleet's upkeep (see Fleet). When Run's context ends it shuts
 // down in order: intake stops (waiting teleports fail with ReasonShutdown),
 // the region loops return, each pipeline closes (its hot reservations

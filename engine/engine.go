@@ -370,8 +370,12 @@ func (e *Engine) openMinecraft(ctx context.Context, name string, mc MinecraftWor
 	ropts := world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name)}
 	if w.watch != nil {
 		ropts.Epochs = w.watch.epochs
+		// Chunks the game reports changed are held until saved
+		// (changes.go): every reader goes through the hold.
+		w.watch.held = newHeldSource(src, e.opts.Clock, DefaultChangeHold)
+		w.source = w.watch.held
 	}
-	w.resident = world.NewResident(src, ropts)
+	w.resident = world.NewResident(w.source, ropts)
 	return w, nil
 }
 

@@ -166,7 +166,7 @@ func (m *mapBackend) Worlds() []webmap.World {
 // overworld of 1.18 (data version 2860) and later spans -64..320, older
 // overworlds and the other dimensions 0..256.
 func minecraftHeight(w *worldState) (minY, maxY int) {
-	if s, ok := w.source.(*anvil.World); ok {
+	if s, ok := w.closer.(*anvil.World); ok {
 		if s.Dimension() != anvil.Overworld {
 			return 0, 256
 		}

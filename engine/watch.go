@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/world"
 	"github.com/rtpengine/rtp/world/anvil"
 )
@@ -50,6 +51,10 @@ type watcher struct {
 
 	polls, errors            atomic.Uint64
 	chunks, regions, damaged atomic.Uint64
+	reported                 atomic.Uint64 // chunks reported by ChunksChanged
+	// held is the world's source with the reported chunks held (set
+	// once by openMinecraft).
+	held *heldSource
 	// Per region of the world, by name (fixed once New returns).
 	perRegion map[string]*regionWatch
 }
@@ -74,6 +79,11 @@ type WatchStats struct {
 	ChangedChunks  uint64 `json:"changedChunks"`
 	ChangedRegions uint64 `json:"changedRegions"`
 	Damaged        uint64 `json:"damaged"`
+	// Reported counts the chunks the game server reported changed
+	// (Engine.ChunksChanged); Held how many of them are held now,
+	// waiting to be saved.
+	Reported uint64 `json:"reported"`
+	Held     int    `json:"held"`
 	// Forgotten counts the memory cells of the region's changed chunks
 	// that held a rejection; Dropped the cached entries (hot and cold)
 	// removed from its pipeline because their chunk changed.
@@ -122,6 +132,10 @@ func (w *watcher) stats(region string) *WatchStats {
 	st := &WatchStats{
 		Period: w.period, PeriodMs: float64(w.period) / float64(time.Millisecond), Polls: w.polls.Load(), Errors: w.errors.Load(),
 		ChangedChunks: w.chunks.Load(), ChangedRegions: w.regions.Load(), Damaged: w.damaged.Load(),
+		Reported: w.reported.Load(),
+	}
+	if w.held != nil {
+		st.Held = w.held.heldCount()
 	}
 	if rw := w.perRegion[region]; rw != nil {
 		st.Forgotten, st.Dropped = rw.forgotten.Load(), rw.dropped.Load()
@@ -151,6 +165,10 @@ func (e *Engine) watchLoop(ctx context.Context, ws *worldState) {
 func (e *Engine) pollWorld(ctx context.Context, ws *worldState) {
 	w := ws.watch
 	start := time.Now()
+	var poll uint64
+	if w.held != nil {
+		poll = w.held.pollStarted()
+	}
 	ch, err := w.src.Poll(ctx)
 	w.polls.Add(1)
 	if err != nil {
@@ -163,19 +181,33 @@ func (e *Engine) pollWorld(ctx context.Context, ws *worldState) {
 	if len(ch.Chunks) == 0 {
 		return
 	}
-	w.epochs.Bump(ch.Chunks...)
 	w.chunks.Add(uint64(len(ch.Chunks)))
 	w.regions.Add(uint64(len(ch.Regions)))
 	w.damaged.Add(uint64(len(ch.Damaged)))
-	var forgotten, dropped int
-	indices := make([]int64, 0, len(ch.Chunks))
+	if w.held != nil {
+		w.held.saved(poll, ch.Chunks)
+	}
+	forgotten, dropped := e.applyChanged(ws, ch.Chunks)
+	e.log.Info("engine: region files changed",
+		"world", ws.name, "chunks", len(ch.Chunks), "regions", len(ch.Regions), "damaged", len(ch.Damaged),
+		"forgotten", forgotten, "dropped", dropped, "took", time.Since(start))
+}
+
+// applyChanged does what a change of chunks of ws does to the engine (see
+// the notes above): it bumps their epochs, and makes every region of the
+// world forget them and drop their cached entries. It returns the memory
+// cells forgotten and the entries dropped.
+func (e *Engine) applyChanged(ws *worldState, chunks []geom.Chunk) (forgotten, dropped int) {
+	w := ws.watch
+	w.epochs.Bump(chunks...)
+	indices := make([]int64, 0, len(chunks))
 	for _, name := range e.names {
 		r := e.regions[name]
 		if r == nil || r.world != ws {
 			continue
 		}
 		indices = indices[:0]
-		for _, c := range ch.Chunks {
+		for _, c := range chunks {
 			if i, err := r.mem.ChunkIndex(c); err == nil {
 				indices = append(indices, i)
 			}
@@ -192,7 +224,7 @@ func (e *Engine) pollWorld(ctx context.Context, ws *worldState) {
 				r.log.Warn("engine: saving memory after a change failed", "path", r.memPath, "err", err)
 			}
 		}
-		d := r.pipe.DropChanged(ch.Chunks)
+		d := r.pipe.DropChanged(chunks)
 		if rw := w.perRegion[name]; rw != nil {
 			rw.forgotten.Add(uint64(f))
 			rw.dropped.Add(uint64(d))
@@ -200,7 +232,5 @@ func (e *Engine) pollWorld(ctx context.Context, ws *worldState) {
 		forgotten += f
 		dropped += d
 	}
-	e.log.Info("engine: region files changed",
-		"world", ws.name, "chunks", len(ch.Chunks), "regions", len(ch.Regions), "damaged", len(ch.Damaged),
-		"forgotten", forgotten, "dropped", dropped, "took", time.Since(start))
+	return forgotten, dropped
 }

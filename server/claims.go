@@ -3,7 +3,11 @@ package server
 import (
 	"context"
 	"errors"
+	"net/http"
 
+	"github.com/rtpengine/rtp/api"
+	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/verify/claims"
 )
 
@@ -40,4 +44,36 @@ func claimStoreOf(e Engine, given ClaimStore) (ClaimStore, error) {
 		}
 	}
 	return nil, errors.New("server: no claims store: set Options.Claims, or pass an engine whose Claims method returns one")
+}
+
+// chunkChanger is an engine that takes the chunks a game server reports
+// changed, as *engine.Engine does; POST /v1/worlds/{world}/changes needs
+// one.
+type chunkChanger interface {
+	ChunksChanged(world string, chunks []geom.Chunk) (engine.ChangeReport, error)
+}
+
+var _ chunkChanger = (*engine.Engine)(nil)
+
+// changes answers POST /v1/worlds/{world}/changes: the engine drops the
+// cached places of the chunks and holds them until they are saved
+// (engine.Engine.ChunksChanged).
+func (s *Server) changes(w http.ResponseWriter, r *http.Request) error {
+	var b changesBody
+	if err := s.decodeBody(w, r, &b); err != nil {
+		return err
+	}
+	cc, ok := s.e.(chunkChanger)
+	if !ok {
+		return notFound(CodeUnknownWorld, "this engine follows no world's changes")
+	}
+	chunks := make([]geom.Chunk, len(b.Chunks))
+	for i, c := range b.Chunks {
+		chunks[i] = geom.Chunk{X: c[0], Z: c[1]}
+	}
+	rep, err := cc.ChunksChanged(r.PathValue("world"), chunks)
+	if err != nil {
+		return err
+	}
+	return s.writeJSON(w, http.StatusOK, api.Changes{Chunks: rep.Chunks, Held: rep.Held, Forgotten: rep.Forgotten, Dropped: rep.Dropped})
 }

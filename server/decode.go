@@ -16,6 +16,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/rtpengine/rtp/api"
+	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/verify/claims"
 )
 
@@ -191,6 +192,11 @@ func typeName(t reflect.Type) string {
 		return "a number"
 	case reflect.Bool:
 		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		if e := t.Elem(); e.Kind() == reflect.Slice || e.Kind() == reflect.Array {
+			return "an array of arrays of " + strings.TrimPrefix(strings.TrimPrefix(typeName(e.Elem()), "a "), "an ") + "s"
+		}
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(typeName(t.Elem()), "a "), "an ") + "s"
 	}
 	return t.String()
 }
@@ -346,3 +352,39 @@ func (b *claimBody) check() error {
 	}
 	return nil
 }
+
+// changesBody decodes an api.ChangesRequest.
+type changesBody api.ChangesRequest
+
+func (b *changesBody) field(name string) any {
+	if name == "chunks" {
+		return &b.Chunks
+	}
+	return nil
+}
+
+func (b *changesBody) keys() []string { return []string{"chunks"} }
+
+func (b *changesBody) check() error {
+	if b.Chunks == nil {
+		return badRequest("field \"chunks\": required")
+	}
+	if len(b.Chunks) > engine.MaxChangedChunks {
+		return badRequest("field \"chunks\": %d chunks; want at most %d", len(b.Chunks), engine.MaxChangedChunks)
+	}
+	for i, c := range b.Chunks {
+		if len(c) != 2 {
+			return badRequest("field \"chunks\": element %d: want [x, z], got %d numbers", i, len(c))
+		}
+		for _, v := range c {
+			if v < -maxChunkCoord || v > maxChunkCoord {
+				return badRequest("field \"chunks\": element %d: coordinate %d beyond +-%d", i, v, maxChunkCoord)
+			}
+		}
+	}
+	return nil
+}
+
+// maxChunkCoord bounds a chunk coordinate of a changes body: Minecraft's
+// world border (30 million blocks) in chunks, with room to spare.
+const maxChunkCoord = 1 << 21

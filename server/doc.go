@@ -26,6 +26,7 @@
 //	GET    /v1/worlds/{world}/claims                                list claims
 //	POST   /v1/worlds/{world}/claims                                add a claim (201)
 //	DELETE /v1/worlds/{world}/claims/{id}                           remove a claim
+//	POST   /v1/worlds/{world}/changes                               chunks changed, not yet saved
 //	POST   /v1/admin/regions/{region}/scan/reset|pause|resume       scan control
 //	GET    /v1/admin/regions/{region}/memory                        memory debug export
 //	POST   /v1/admin/reload                                         re-read the config file
@@ -33,7 +34,10 @@
 //
 // A world in a claims route must be the world of some region: claims of a
 // world no region draws from would be checked by nobody, so the server
-// answers unknown-world.
+// answers unknown-world. The changes route takes the chunks a game server
+// changed before saving them (engine.Engine.ChunksChanged): a world the
+// engine does not know is 404 unknown-world, one whose changes it does not
+// follow (procedural, or watching off) 409 not-watched.
 //
 // # Requests
 //

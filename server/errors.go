@@ -60,6 +60,8 @@ type status struct {
 // reasonStatus maps every engine.Reason* to its answer.
 var reasonStatus = map[string]status{
 	engine.ReasonUnknownRegion: {http.StatusNotFound, 0},
+	engine.ReasonUnknownWorld:  {http.StatusNotFound, 0},
+	engine.ReasonNotWatched:    {http.StatusConflict, 0},
 	engine.ReasonUnknownID:     {http.StatusNotFound, 0},
 	engine.ReasonUnknownToken:  {http.StatusNotFound, 0},
 	engine.ReasonUnknownSink:   {http.StatusBadRequest, 0},

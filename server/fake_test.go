@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/verify/claims"
 )
 
@@ -88,6 +90,12 @@ func (f *fakeEngine) Teleport(ctx context.Context, region string, req engine.Req
 		return engine.Location{}, err
 	}
 	return fakeLocation, nil
+}
+func (f *fakeEngine) ChunksChanged(world string, chunks []geom.Chunk) (engine.ChangeReport, error) {
+	if err := f.call(fmt.Sprintf("ChunksChanged %s %v", world, chunks)); err != nil {
+		return engine.ChangeReport{}, err
+	}
+	return engine.ChangeReport{Chunks: len(chunks), Held: len(chunks)}, nil
 }
 func (f *fakeEngine) Complete(id uint64) error { return f.call("Complete") }
 func (f *fakeEngine) Cancel(id uint64) error   { return f.call("Cancel") }

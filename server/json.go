@@ -72,7 +72,7 @@ func APIStats(st engine.Stats) api.Stats {
 		r := w.Reader
 		out.Watch = &api.WatchStats{PeriodMs: api.Ms(w.Period), Polls: w.Polls, Errors: w.Errors,
 			ChangedChunks: w.ChangedChunks, ChangedRegions: w.ChangedRegions, Damaged: w.Damaged,
-			Forgotten: w.Forgotten, Dropped: w.Dropped,
+			Forgotten: w.Forgotten, Dropped: w.Dropped, Reported: w.Reported, Held: w.Held,
 			Reader: api.ReaderStats{ReadErrors: r.ReadErrors, TornRetries: r.TornRetries, DamagedChunks: r.DamagedChunks,
 				Polls: r.Polls, ChangedChunks: r.ChangedChunks, WarningsSuppressed: r.WarningsSuppressed}}
 	}

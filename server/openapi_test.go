@@ -101,6 +101,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 		"PUT /v1/regions/{region}/players/{player}/queue": true,
 		"POST /v1/regions/{region}/network/reservations":  true,
 		"POST /v1/worlds/{world}/claims":                  true,
+		"POST /v1/worlds/{world}/changes":                 true,
 	}
 	for _, rt := range routes {
 		op, ok := ops[rt.pattern()]

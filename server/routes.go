@@ -60,6 +60,7 @@ var routes = []route{
 	{"GET", "/v1/worlds/{world}/claims", func(s *Server) handlerFunc { return s.listClaims }},
 	{"POST", "/v1/worlds/{world}/claims", func(s *Server) handlerFunc { return s.addClaim }},
 	{"DELETE", "/v1/worlds/{world}/claims/{id}", func(s *Server) handlerFunc { return s.removeClaim }},
+	{"POST", "/v1/worlds/{world}/changes", func(s *Server) handlerFunc { return s.changes }},
 	{"POST", "/v1/admin/regions/{region}/scan/reset", func(s *Server) handlerFunc { return s.scanReset }},
 	{"POST", "/v1/admin/regions/{region}/scan/pause", func(s *Server) handlerFunc { return s.scanPause }},
 	{"POST", "/v1/admin/regions/{region}/scan/resume", func(s *Server) handlerFunc { return s.scanResume }},

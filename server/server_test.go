@@ -50,6 +50,8 @@ func callOf(rt route) routeCall {
 		body = `{"owner":"o","minX":0,"minZ":0,"maxX":1,"maxZ":1}`
 	case "PUT /v1/regions/{region}/players/{player}/queue":
 		body = `{"capacity":2}`
+	case "POST /v1/worlds/{world}/changes":
+		body = `{"chunks":[[1,-2]]}`
 	}
 	return routeCall{rt.method, p, body}
 }
@@ -60,6 +62,7 @@ func callOf(rt route) routeCall {
 func TestErrorMapping(t *testing.T) {
 	want := map[string]int{
 		engine.ReasonUnknownRegion: 404, engine.ReasonUnknownID: 404, engine.ReasonUnknownToken: 404,
+		engine.ReasonUnknownWorld: 404, engine.ReasonNotWatched: 409,
 		engine.ReasonUnknownSink: 400, engine.ReasonInvalid: 400, engine.ReasonInvalidToken: 400,
 		engine.ReasonNoSink: 409, engine.ReasonRedeemed: 409, engine.ReasonRestartNeeded: 409,
 		engine.ReasonLeaseExpired: 410,

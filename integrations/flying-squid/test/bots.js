@@ -1,0 +1,140 @@
+'use strict'
+// The end-to-end test's players: mineflayer bots on the test server. Reads
+// one JSON command a line on stdin and writes one JSON object a line on
+// stdout (everything else goes to stderr):
+//
+//   {"cmd":"rtp","rounds":n}  every bot runs /rtp n times, one after the
+//       other; each teleport is reported as {"event":"teleport",...}: the
+//       place, the time from the command to standing on the ground
+//       (landMs), the damage taken and any fluid met in the 5 s after,
+//       or the message the plugin answered instead. Then {"event":"done"}.
+//   {"cmd":"lava","places":[[x,y,z],...]}  the first bot turns the block
+//       under each place to lava, then {"event":"done"} once the server has
+//       run every command.
+//
+// Environment: MC_PORT, MC_VERSION, BOTS (how many).
+
+const readline = require('readline')
+const mineflayer = require('mineflayer')
+
+const out = (o) => process.stdout.write(JSON.stringify(o) + '\n')
+console.log = (...a) => process.stderr.write(a.join(' ') + '\n')
+
+const port = Number(process.env.MC_PORT)
+const version = process.env.MC_VERSION || '1.21.1'
+const count = Number(process.env.BOTS || 20)
+const LAND_MS = 5000
+const WATCH_MS = 5000
+const REPLY_MS = 15000
+
+function connect (i) {
+  return new Promise((resolve, reject) => {
+    const bot = mineflayer.createBot({ host: '127.0.0.1', port, username: 'bot' + i, version, auth: 'offline' })
+    bot.once('spawn', () => resolve(bot))
+    bot.once('kicked', (r) => reject(new Error(`bot${i} kicked: ${JSON.stringify(r)}`)))
+    bot.once('error', reject)
+    bot.on('messagestr', (m) => { bot.lastMessages = [...(bot.lastMessages || []).slice(-20), m] })
+  })
+}
+
+const fluidAt = (bot) => {
+  const p = bot.entity.position
+  for (const dy of [0, 1]) {
+    const b = bot.blockAt(p.offset(0, dy, 0))
+    if (b && (b.name === 'water' || b.name === 'lava')) return b.name
+  }
+  if (bot.entity.isInWater) return 'water'
+  if (bot.entity.isInLava) return 'lava'
+  return ''
+}
+
+// once waits for the first of the bot's events that pass, or a timeout.
+function until (bot, ms, handlers) {
+  return new Promise(resolve => {
+    const off = []
+    const timer = setTimeout(() => finish({ timeout: true }), ms)
+    function finish (v) {
+      clearTimeout(timer)
+      for (const [ev, fn] of off) bot.removeListener(ev, fn)
+      resolve(v)
+    }
+    for (const [ev, test] of Object.entries(handlers)) {
+      const fn = (...a) => { const v = test(...a); if (v) finish(v) }
+      off.push([ev, fn])
+      bot.on(ev, fn)
+    }
+  })
+}
+
+// rtpOnce runs one /rtp and reports what the bot saw.
+async function rtpOnce (bot, round) {
+  const from = bot.entity.position.clone()
+  const t0 = Date.now()
+  const r = { event: 'teleport', bot: bot.username, round }
+  const moved = until(bot, REPLY_MS, {
+    forcedMove: () => (bot.entity.position.distanceTo(from) > 2 ? { moved: true } : null),
+    messagestr: (m) => (/try again|may not|no region|already/i.test(m) ? { message: m } : null)
+  })
+  bot.chat('/rtp')
+  const first = await moved
+  if (first.timeout) return { ...r, error: 'no teleport and no message in 15 s' }
+  if (first.message) return { ...r, message: first.message }
+  const target = bot.entity.position.clone()
+  r.x = target.x; r.y = target.y; r.z = target.z
+  const near = () => Math.abs(bot.entity.position.x - target.x) < 1.5 && Math.abs(bot.entity.position.z - target.z) < 1.5
+  if (!(bot.entity.onGround && near())) {
+    const landed = await until(bot, LAND_MS, { physicsTick: () => (bot.entity.onGround && near() ? { ok: true } : null) })
+    if (landed.timeout) return { ...r, onGround: false, landMs: Date.now() - t0, error: 'not on the ground within 5 s' }
+  }
+  r.onGround = true
+  r.landMs = Date.now() - t0
+  r.ground = bot.blockAt(bot.entity.position.offset(0, -0.5, 0))?.name || ''
+  const health = bot.health
+  let minHealth = health
+  let fluid = fluidAt(bot)
+  const onHealth = () => { minHealth = Math.min(minHealth, bot.health) }
+  const onTick = () => { fluid = fluid || fluidAt(bot) }
+  bot.on('health', onHealth)
+  bot.on('physicsTick', onTick)
+  await new Promise(resolve => setTimeout(resolve, WATCH_MS))
+  bot.removeListener('health', onHealth)
+  bot.removeListener('physicsTick', onTick)
+  r.damage = health - minHealth
+  r.fluid = fluid
+  return r
+}
+
+async function main () {
+  const bots = []
+  for (let i = 0; i < count; i += 5) {
+    bots.push(...await Promise.all(Array.from({ length: Math.min(5, count - i) }, (_, k) => connect(i + k))))
+  }
+  out({ event: 'ready', bots: bots.length })
+  const rl = readline.createInterface({ input: process.stdin })
+  for await (const line of rl) {
+    let cmd
+    try { cmd = JSON.parse(line) } catch { continue }
+    if (cmd.cmd === 'rtp') {
+      await Promise.all(bots.map(async bot => {
+        for (let round = 0; round < cmd.rounds; round++) {
+          const r = await rtpOnce(bot, round)
+          out(r)
+          if (r.error) break
+        }
+      }))
+    } else if (cmd.cmd === 'lava') {
+      const bot = bots[0]
+      for (const [x, y, z] of cmd.places) bot.chat(`/setblock ${x} ${y - 1} ${z} lava`)
+      const pong = until(bot, REPLY_MS, { messagestr: (m) => (m.startsWith('pong') ? { ok: true } : null) })
+      bot.chat('/ping')
+      if ((await pong).timeout) out({ event: 'error', error: 'no pong after the lava' })
+    }
+    out({ event: 'done', cmd: cmd.cmd })
+  }
+  for (const b of bots) b.quit()
+}
+
+main().catch(err => {
+  out({ event: 'error', error: String(err && err.stack) })
+  process.exit(1)
+})
