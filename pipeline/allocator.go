@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
@@ -55,7 +56,9 @@ func (p *Pipeline) SetBudget(b Budget) error {
 	if p.closed.Load() {
 		return ErrClosed
 	}
+	p.refillMu.Lock()
 	p.opts.Budget = b
+	p.refillMu.Unlock()
 	return nil
 }
 
@@ -111,23 +114,32 @@ func (p *Pipeline) keepTime(now time.Time) {
 	}
 }
 
-// fill is how full the pipeline's emptiest sink is, in thousandths of
-// its quota (1000 when it holds its quota or more, or has none): how far
-// the refill is behind demand, which sets the gate's pacing (see Gate).
+// fill tells whether the pipeline's sinks hold their quotas, as the gate
+// paces by (see Gate): fullFill when every sink's entries and the
+// promotions in flight into it reach its quota and cold holds at least
+// the sum of the quotas (the next refill of every sink is on hand), 0
+// otherwise. Below that the refill is behind demand, or soon will be, and
+// the gate does not pace.
 func (p *Pipeline) fill() int32 {
-	f := int32(fullFill)
-	of := func(n, quota int) {
-		if quota > 0 && n < quota {
-			f = min(f, int32(int64(n)*fullFill/int64(quota)))
+	short := false
+	total := 0
+	of := func(s *Sink) {
+		q := s.Quota()
+		total += q
+		if s.need() > 0 {
+			short = true
 		}
 	}
 	for _, s := range p.singles {
-		of(s.Len(), s.Quota())
+		of(s)
 	}
 	if p.network != nil {
-		of(p.network.pool.Len(), p.network.pool.Quota())
+		of(p.network.pool)
 	}
-	return f
+	if short || p.cold.Len() < total {
+		return 0
+	}
+	return fullFill
 }
 
 // setFill tells the gate how full the pipeline's sinks are (fullFill:
@@ -167,7 +179,9 @@ func (p *Pipeline) pulse() error {
 	p.trim(now, budget)
 
 	// 6. Refill.
-	p.refill()
+	p.refillMu.Lock()
+	p.refill(true)
+	p.refillMu.Unlock()
 
 	// 7. Feed.
 	p.feed()
@@ -331,8 +345,33 @@ func (p *Pipeline) trimDestination(s *Sink, h *Hot) *Sink {
 	return nil
 }
 
-// refill starts promotions from cold into sinks under quota.
-func (p *Pipeline) refill() {
+// kick refills the sinks under quota now, between pulses: it is called
+// whenever a sink may have fallen short with places in cold (an entry
+// taken, a place landing in cold, a promotion ending), so that the
+// promotions a short sink needs start at once rather than at the next
+// pulse (see the scheduling rule in the package documentation). It never
+// blocks: when another goroutine is refilling, that one refills again
+// once it is done.
+func (p *Pipeline) kick() {
+	p.kicked.Store(true)
+	for p.kicked.Load() && p.refillMu.TryLock() {
+		p.kicked.Store(false)
+		if !p.closed.Load() {
+			p.refill(false)
+		}
+		p.refillMu.Unlock()
+	}
+}
+
+// refill starts promotions from cold into sinks under quota, under
+// refillMu. A pulse's round (pulse) starts at most
+// Budget.PromotionsPerPulse beside the login burst; a kick's round starts
+// every promotion the short sinks need. Both keep to Budget.MaxPromotions
+// in flight.
+func (p *Pipeline) refill(pulse bool) {
+	if p.cold.Len() == 0 {
+		return
+	}
 	b := p.opts.Budget
 	// The login burst: the whole deficit at once, beyond the caps.
 	if l := p.login; l != nil && l.burst.Load() {
@@ -372,7 +411,10 @@ func (p *Pipeline) refill() {
 	}
 	single(p.general)
 
-	budget := b.PromotionsPerPulse
+	budget := math.MaxInt
+	if pulse {
+		budget = b.PromotionsPerPulse
+	}
 	for progress := true; progress; {
 		progress = false
 		for i := range ts {
@@ -392,7 +434,8 @@ func (p *Pipeline) refill() {
 }
 
 // startSingle takes one location out of cold and promotes it into s on a
-// goroutine of the pipeline.
+// goroutine of the pipeline. The promotion's turn of the gate is promised
+// before the goroutine starts, so no screening takes a turn meanwhile.
 func (p *Pipeline) startSingle(s *Sink) bool {
 	loc, ok := p.cold.PollSilent()
 	if !ok {
@@ -400,9 +443,13 @@ func (p *Pipeline) startSingle(s *Sink) bool {
 	}
 	s.pending.Add(1)
 	p.promoting.Add(1)
+	turn := p.opts.Gate.Promise()
 	p.spawn(func() {
+		// Last: a promotion that failed, or ended while the sink is
+		// still short, lets the next one start at once.
+		defer p.kick()
 		defer s.pending.Add(-1)
-		h, ok := p.promoteOne(p.base, loc)
+		h, ok := p.promoteOne(p.base, loc, turn)
 		p.promoting.Add(-1)
 		if !ok || !p.settle(p.base, loc, h, s.low()) {
 			return
@@ -439,9 +486,11 @@ func (p *Pipeline) startPersonal(key string) bool {
 	}
 	ps.addPending(key, 1)
 	p.promoting.Add(1)
+	turn := p.opts.Gate.Promise()
 	p.spawn(func() {
+		defer p.kick()
 		defer ps.addPending(key, -1)
-		h, ok := p.promoteOne(p.base, loc)
+		h, ok := p.promoteOne(p.base, loc, turn)
 		p.promoting.Add(-1)
 		// A personal queue is a few places that its player is about to
 		// ask for: its marks are always urgent.

@@ -67,8 +67,8 @@ func TestGateBoundsScreenings(t *testing.T) {
 			if want := int64(3 * 8 * tc.pipelines); done.Load() != want {
 				t.Errorf("%d screenings ran, want %d", done.Load(), want)
 			}
-			if tc.gate != nil && len(tc.gate.lanes) != cap(tc.gate.lanes) {
-				t.Errorf("%d of the gate's %d lanes are held after every screening ended", cap(tc.gate.lanes)-len(tc.gate.lanes), cap(tc.gate.lanes))
+			if tc.gate != nil && !tc.gate.idle() {
+				t.Error("the gate holds lanes, waiters or promises after every screening ended")
 			}
 			for _, e := range envs {
 				e.shutdown()
@@ -244,7 +244,7 @@ func TestGatePacing(t *testing.T) {
 			t.Errorf("%d rests, want 1 (the quantum was run)", len(f.rests))
 		}
 		turn.Leave()
-		if len(g.lanes) != 1 {
+		if !g.idle() {
 			t.Error("the lane was not given back")
 		}
 	})
@@ -271,7 +271,8 @@ func TestGatePacing(t *testing.T) {
 }
 
 // TestGateBoundsPromotions: promotions load and check their chunks in a
-// turn of the gate, so no more run at once than it admits.
+// turn of the gate, so no more run at once than it admits urgent work:
+// its lanes for any work and as many urgent-only lanes.
 func TestGateBoundsPromotions(t *testing.T) {
 	var running, most atomic.Int64
 	gate := NewGate(1)
@@ -300,8 +301,8 @@ func TestGateBoundsPromotions(t *testing.T) {
 	if st := e.p.Stats(); st.Promotions < 2 {
 		t.Fatalf("%d promotions ran, want several", st.Promotions)
 	}
-	if got := most.Load(); got != 1 {
-		t.Errorf("%d promotion checks ran at once through a gate of 1, want 1", got)
+	if got := most.Load(); got != 2 {
+		t.Errorf("%d promotion checks ran at once through a gate of 1, want 2 (its lane and its urgent lane)", got)
 	}
 }
 
@@ -369,9 +370,9 @@ func TestGateHurries(t *testing.T) {
 	}
 }
 
-// TestGateFollowsFill: the rests shrink as the emptiest sink of the
-// pipelines holding the gate falls from its quota to half of it, where
-// they stop; the level is the minimum over the pipelines.
+// TestGateFollowsFill: lanes rest only while every pipeline holding the
+// gate reports its sinks at their quotas; the level is the minimum over
+// the pipelines. A promotion's turn never rests.
 func TestGateFollowsFill(t *testing.T) {
 	p := Pacing{Quantum: 200 * time.Microsecond, Rest: 100 * time.Microsecond, Linger: time.Second}
 	ctx := context.Background()
@@ -381,9 +382,7 @@ func TestGateFollowsFill(t *testing.T) {
 		want   []time.Duration // rests asked after 200 us of work
 	}{
 		{fullFill, fullFill, []time.Duration{100 * time.Microsecond}},
-		{750, fullFill, []time.Duration{50 * time.Microsecond}},
-		{fullFill, 600, []time.Duration{20 * time.Microsecond}},
-		{500, fullFill, nil},
+		{999, fullFill, nil},
 		{fullFill, 0, nil},
 	} {
 		f := &fakePace{now: time.Hour}
@@ -396,6 +395,13 @@ func TestGateFollowsFill(t *testing.T) {
 		turn.Leave()
 		if !slices.Equal(f.asked, tc.want) {
 			t.Errorf("fills %d, %d: rests asked %v, want %v", tc.fa, tc.fb, f.asked, tc.want)
+		}
+		promised := g.Promise()
+		turn, _ = promised.Enter(ctx)
+		f.now += time.Millisecond
+		turn.Leave()
+		if !slices.Equal(f.asked, tc.want) {
+			t.Errorf("fills %d, %d: a promotion's turn rested (rests asked %v)", tc.fa, tc.fb, f.asked)
 		}
 		g.drop(b)
 		if got := g.level.Load(); got != tc.fa {

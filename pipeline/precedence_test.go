@@ -1,0 +1,182 @@
+package pipeline
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rtpengine/rtp/geom"
+)
+
+// gateState is the gate's queue, read under its lock.
+func (g *Gate) gateState() (urgentWaiting, backWaiting, promised int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.waitUrgent), len(g.waitBack), g.promised
+}
+
+// awaitGate waits (yielding the processor, never sleeping) until the
+// gate's queue satisfies cond, failing the test after a while.
+func awaitGate(t *testing.T, g *Gate, what string, cond func(urgent, back, promised int) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if cond(g.gateState()) {
+			return
+		}
+		if time.Now().After(deadline) {
+			u, b, p := g.gateState()
+			t.Fatalf("waiting for %s: %d urgent and %d background units waiting, %d promised", what, u, b, p)
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestPromotionsGoFirst pins the scheduling rule: a sink below its quota
+// with places in cold is served first. The test holds every lane of a
+// gate of one while the work queues up, then lets go: each screening,
+// when it gets its turn, finds no short sink with cold places, no
+// promotion waiting for a turn and none promised, and the log shows every
+// promotion's reservation before the screenings that queued with it.
+// Twice: after a pulse that starts promotions and screenings together,
+// and after requests (Take) drain the sink between pulses, whose
+// promotions start at once, ahead of screenings queued earlier.
+func TestPromotionsGoFirst(t *testing.T) {
+	gate := NewGate(1)
+	var (
+		mu       sync.Mutex
+		log      []string
+		checking bool
+	)
+	record := func(ev string) {
+		mu.Lock()
+		if checking {
+			log = append(log, ev)
+		}
+		mu.Unlock()
+	}
+	var e *env
+	e = newEnv(t, envConfig{opts: func(o *Options) {
+		o.Gate = gate
+		o.General = SinkConfig{Capacity: 4}
+		o.Budget.Screens, o.Budget.MaxScreens, o.Budget.Candidates = 8, 8, 8
+		screen := o.Screen
+		o.Screen = func(ctx context.Context, c geom.Chunk) (Screened, error) {
+			mu.Lock()
+			on := checking
+			mu.Unlock()
+			if on {
+				g := e.p.General()
+				if need, cold := g.need(), e.p.cold.Len(); need > 0 && cold > 0 {
+					t.Errorf("a screening took a turn while the sink lacked %d places and cold held %d", need, cold)
+				}
+				if u, _, p := gate.gateState(); u > 0 || p > 0 {
+					t.Errorf("a screening took a turn while %d promotions waited and %d were promised", u, p)
+				}
+			}
+			record("screen")
+			return screen(ctx, c)
+		}
+	}})
+	defer e.shutdown()
+	e.rsv.hook = func(geom.Chunk) error {
+		record("reserve")
+		return nil
+	}
+	g := e.p.General()
+	// Cold fills first, the sink taking nothing.
+	g.SetCapacity(0)
+	e.fill(20, func() bool { return e.p.cold.Len() >= 24 })
+	g.SetCapacity(4)
+
+	ctx := context.Background()
+	hold := func() []*Turn {
+		t.Helper()
+		var ts []*Turn
+		for range 2 * gate.Size() {
+			turn, err := gate.Enter(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts = append(ts, turn)
+		}
+		return ts
+	}
+	release := func(ts []*Turn) {
+		for _, turn := range ts {
+			turn.Leave()
+		}
+	}
+	// checkLog verifies that the first n events are reservations and
+	// that screenings ran after them.
+	checkLog := func(phase string, n int) {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		screens, wrong := 0, false
+		for i, ev := range log {
+			if i < n && ev != "reserve" && !wrong {
+				wrong = true
+				t.Errorf("%s: event %d is a %s, want the %d reservations first (log %v)", phase, i, ev, n, log)
+			}
+			if ev == "screen" {
+				screens++
+			}
+		}
+		if screens == 0 {
+			t.Errorf("%s: no screening ran (log %v)", phase, log)
+		}
+		log, checking = nil, false
+	}
+
+	// 1. A pulse starts the sink's four promotions and eight screenings
+	// while the test holds the lanes.
+	held := hold()
+	if err := e.p.Pulse(ctx); err != nil {
+		t.Fatal(err)
+	}
+	awaitGate(t, gate, "4 promotions and 8 screenings", func(u, b, p int) bool { return u+p == 4 && b == 8 })
+	mu.Lock()
+	checking = true
+	mu.Unlock()
+	release(held)
+	if err := e.p.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkLog("after a pulse", 4)
+	if g.Len() != 4 {
+		t.Fatalf("the sink holds %d of 4", g.Len())
+	}
+
+	// 2. Screenings queue (the sink is full), then requests take three
+	// places: their promotions start at once and go first.
+	held = hold()
+	if err := e.p.Pulse(ctx); err != nil {
+		t.Fatal(err)
+	}
+	awaitGate(t, gate, "8 screenings", func(u, b, p int) bool { return b == 8 })
+	for range 3 {
+		h, _, err := e.p.Take(ctx, Request{Player: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Close()
+	}
+	awaitGate(t, gate, "3 promotions", func(u, b, p int) bool { return u+p == 3 })
+	mu.Lock()
+	checking = true
+	mu.Unlock()
+	release(held)
+	if err := e.p.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkLog("after three takes", 3)
+	if g.Len() != 4 {
+		t.Fatalf("the sink holds %d of 4 after its refill", g.Len())
+	}
+	if !gate.idle() {
+		t.Error("the gate holds lanes, waiters or promises once the work is done")
+	}
+}
