@@ -180,3 +180,68 @@ func TestPromotionsGoFirst(t *testing.T) {
 		t.Error("the gate holds lanes, waiters or promises once the work is done")
 	}
 }
+
+// TestReserveWaits: a reservation made while the network pool is empty
+// waits for the refill and leases the first entry that lands, counting
+// one miss; without a wait, or once the wait has passed, it misses.
+func TestReserveWaits(t *testing.T) {
+	e := newEnv(t, envConfig{opts: func(o *Options) {
+		o.Network = NetworkConfig{Enabled: true, Capacity: 2, LeaseTTL: time.Minute}
+	}})
+	defer e.shutdown()
+	n := e.p.Network()
+	ctx := context.Background()
+	if _, _, err := n.ReserveWait(ctx, n.NewToken(), 0, nil, nil); err != ErrMiss {
+		t.Fatalf("ReserveWait without a wait on an empty pool = %v, want ErrMiss", err)
+	}
+	if _, _, err := n.ReserveWait(ctx, n.NewToken(), time.Millisecond, nil, nil); err != ErrMiss {
+		t.Fatalf("ReserveWait of 1 ms, nothing refilling = %v, want ErrMiss", err)
+	}
+	type result struct {
+		loc Location
+		err error
+	}
+	tok := n.NewToken()
+	got := make(chan result, 1)
+	go func() {
+		loc, _, err := n.ReserveWait(ctx, tok, time.Hour, nil, nil)
+		got <- result{loc, err}
+	}()
+	// The reservation misses before the refill begins.
+	for deadline := time.Now().Add(10 * time.Second); e.p.Stats().Misses < 3; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiting reservation never missed")
+		}
+	}
+	// The refill: cycles until the reservation is answered.
+	var r result
+	for done := false; !done; {
+		e.cycle()
+		select {
+		case r = <-got:
+			done = true
+		default:
+		}
+	}
+	if r.err != nil {
+		t.Fatalf("a waiting reservation = %v, want a lease", r.err)
+	}
+	if loc, err := n.Reserve(tok); err != nil || loc != r.loc {
+		t.Errorf("the token's lease = %v, %v; want %v", loc, err, r.loc)
+	}
+	if m := e.p.Stats().Misses; m != 3 {
+		t.Errorf("misses %d, want 3 (each reservation once)", m)
+	}
+	// A fresh pipeline refills nothing without pulses: a closed stop
+	// ends the wait.
+	e2 := newEnv(t, envConfig{opts: func(o *Options) {
+		o.Network = NetworkConfig{Enabled: true, Capacity: 2, LeaseTTL: time.Minute}
+	}})
+	defer e2.shutdown()
+	stop := make(chan struct{})
+	close(stop)
+	n2 := e2.p.Network()
+	if _, _, err := n2.ReserveWait(ctx, n2.NewToken(), time.Hour, stop, nil); err != ErrClosed {
+		t.Errorf("ReserveWait stopped = %v, want ErrClosed", err)
+	}
+}
