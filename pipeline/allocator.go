@@ -88,7 +88,7 @@ func (p *Pipeline) Housekeep(ctx context.Context) error {
 	p.keepTime(p.clock())
 	// A paused pipeline refills nothing: it must not hold the gate's
 	// pacing off for the others.
-	p.setFill(fullFill)
+	p.setFill(fullFill, false)
 	p.pulseMu.Unlock()
 	p.notifyTransfers()
 	return nil
@@ -119,16 +119,13 @@ func (p *Pipeline) keepTime(now time.Time) {
 // promotions in flight into it reach its quota and cold holds at least
 // the sum of the quotas (the next refill of every sink is on hand), 0
 // otherwise. Below that the refill is behind demand, or soon will be, and
-// the gate does not pace.
-func (p *Pipeline) fill() int32 {
-	short := false
-	total := 0
+// the gate does not pace. starved tells whether the sinks lack more than
+// cold holds: the refill then waits on screening (the gate's surge).
+func (p *Pipeline) fill() (f int32, starved bool) {
+	need, total := 0, 0
 	of := func(s *Sink) {
-		q := s.Quota()
-		total += q
-		if s.need() > 0 {
-			short = true
-		}
+		total += s.Quota()
+		need += max(s.need(), 0)
 	}
 	for _, s := range p.singles {
 		of(s)
@@ -136,15 +133,17 @@ func (p *Pipeline) fill() int32 {
 	if p.network != nil {
 		of(p.network.pool)
 	}
-	if short || p.cold.Len() < total {
-		return 0
+	cold := p.cold.Len()
+	if need > 0 || cold < total {
+		return 0, need > cold
 	}
-	return fullFill
+	return fullFill, false
 }
 
 // setFill tells the gate how full the pipeline's sinks are (fullFill:
-// holding nothing back). Called under pulseMu.
-func (p *Pipeline) setFill(f int32) { p.opts.Gate.report(p, f) }
+// holding nothing back) and whether the refill starves. Called under
+// pulseMu.
+func (p *Pipeline) setFill(f int32, starved bool) { p.opts.Gate.report(p, f, starved) }
 
 // pulse is the body of Pulse, under pulseMu.
 func (p *Pipeline) pulse() error {
@@ -222,9 +221,12 @@ func (p *Pipeline) residentEnough(t, now time.Time) bool {
 }
 
 // need is how many entries a sink lacks to reach its quota, counting the
-// promotions in flight.
+// promotions in flight. It reads the promotions in flight before the
+// fill: a promotion delivers, then stops counting as pending, so the
+// other order could miss it in both and start one too many.
 func (s *Sink) need() int {
-	return s.Quota() - s.Len() - int(s.pending.Load())
+	pending := int(s.pending.Load())
+	return s.Quota() - s.Len() - pending
 }
 
 // low reports whether s holds less than half its quota: the hot marks of

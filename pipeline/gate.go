@@ -21,7 +21,15 @@ import (
 // few milliseconds: requests wait tens of milliseconds behind the refill
 // that is meant to serve them. A gate of n has n lanes for any work and
 // n more that only urgent work may take (see Precedence), so background
-// work never holds more than n processors.
+// work never holds more than n processors, except while it is starved
+// (see Surge).
+//
+// Surge. While a pipeline holding the gate has a sink below its quota
+// and too few places in cold to make up for it (see report), the refill
+// waits on screening, and the requests it would serve wait on the refill
+// or miss: a processor kept free for them serves nobody. So the gate
+// then admits n more background units, on n surge lanes, until the
+// pipelines report the deficit covered.
 //
 // Precedence. The gate knows two kinds of work. Urgent work is what a
 // delivery waits on: a promotion's load and check (promised with Promise
@@ -76,11 +84,13 @@ type Gate struct {
 
 	// mu guards the lanes and the waiters.
 	mu sync.Mutex
-	// size is n: the lanes any work may take (general) and the lanes only
-	// urgent work may take (urgent), each n.
+	// size is n: the lanes any work may take (general), the lanes only
+	// urgent work may take (urgent) and the lanes background work may
+	// take while starved (surge), each n.
 	size    int
 	general []*lane // free lanes any work may take
 	urgent  []*lane // free lanes only urgent work may take
+	surge   []*lane // free lanes background work may take while starved
 	// waitUrgent and waitBack are the units waiting for a lane, oldest
 	// first.
 	waitUrgent []*waiter
@@ -93,12 +103,20 @@ type Gate struct {
 
 	// fillMu guards fills, the last fill each pipeline holding the gate
 	// reported, by pipeline (see report); level is their minimum
-	// (fullFill when there are none), read by every rest.
-	fillMu sync.Mutex
-	fills  map[any]int32
-	level  atomic.Int32
+	// (fullFill when there are none), read by every rest; starved is
+	// whether any reported starving (read under mu).
+	fillMu  sync.Mutex
+	fills   map[any]fillReport
+	level   atomic.Int32
+	starved atomic.Bool
 	rests  atomic.Uint64
 	rested atomic.Int64 // nanoseconds
+}
+
+// fillReport is what a pipeline last reported (see Gate.report).
+type fillReport struct {
+	fill    int32
+	starved bool
 }
 
 // waiter is a unit waiting for a lane.
@@ -163,6 +181,9 @@ type lane struct {
 	rester *rester
 	// urgentOnly: the lane is one of the n only urgent work may take.
 	urgentOnly bool
+	// surge: the lane is one of the n background work may take while
+	// starved.
+	surge bool
 }
 
 // NewGate returns a gate admitting n at once (at least 1), paced with the
@@ -180,22 +201,19 @@ func NewPacedGate(n int, p Pacing) *Gate {
 		size:  n,
 	}
 	g.level.Store(fullFill)
-	for i := range 2 * n {
-		l := &lane{urgentOnly: i >= n}
+	for i := range 3 * n {
+		l := &lane{urgentOnly: i >= n && i < 2*n, surge: i >= 2*n}
 		if g.pace.Quantum > 0 {
 			l.rester = newRester()
 		}
-		if l.urgentOnly {
-			g.urgent = append(g.urgent, l)
-		} else {
-			g.general = append(g.general, l)
-		}
+		g.freeLocked(l)
 	}
 	return g
 }
 
 // Size is how many units of any work the gate admits at once (urgent work
-// may take as many again); 0 for a nil gate (no bound).
+// may take as many again, and starved background work as many again); 0
+// for a nil gate (no bound).
 func (g *Gate) Size() int {
 	if g == nil {
 		return 0
@@ -239,19 +257,20 @@ func (g *Gate) pacing(now time.Duration) bool {
 	return g.pace.Quantum > 0 && last != 0 && now-time.Duration(last) < g.pace.Linger && g.level.Load() >= fullFill
 }
 
-// report records f as the fill of the pipeline key and sets the gate's
-// level: the pacing follows the emptiest sink of all the pipelines
-// holding the gate.
-func (g *Gate) report(key any, f int32) {
+// report records f as the fill of the pipeline key, and whether it
+// starves (a sink short and cold unable to make up for it), and sets the
+// gate's level: the pacing follows the emptiest sink of all the pipelines
+// holding the gate, and the surge lanes open while any starves.
+func (g *Gate) report(key any, f int32, starved bool) {
 	if g == nil {
 		return
 	}
 	g.fillMu.Lock()
 	defer g.fillMu.Unlock()
 	if g.fills == nil {
-		g.fills = map[any]int32{}
+		g.fills = map[any]fillReport{}
 	}
-	g.fills[key] = f
+	g.fills[key] = fillReport{f, starved}
 	g.relevel()
 }
 
@@ -266,13 +285,21 @@ func (g *Gate) drop(key any) {
 	g.relevel()
 }
 
-// relevel sets level from fills; fillMu is held.
+// relevel sets level and starved from fills; fillMu is held. Surge lanes
+// that open go to the background units waiting.
 func (g *Gate) relevel() {
 	l := int32(fullFill)
-	for _, f := range g.fills {
-		l = min(l, f)
+	starved := false
+	for _, r := range g.fills {
+		l = min(l, r.fill)
+		starved = starved || r.starved
 	}
 	g.level.Store(l)
+	if g.starved.Swap(starved) != starved && starved {
+		g.mu.Lock()
+		g.dispatchLocked()
+		g.mu.Unlock()
+	}
 }
 
 // Turn is a lane of a gate, held from Enter to Leave. A nil *Turn (from a
@@ -436,10 +463,24 @@ func (g *Gate) freeLaneLocked(urgent bool) *lane {
 	if len(g.waitBack) > 0 || !g.backgroundMayGoLocked() {
 		return nil
 	}
+	l := g.backLaneLocked()
+	if l != nil {
+		g.heldBack++
+	}
+	return l
+}
+
+// backLaneLocked takes a free lane background work may take: a general
+// one, else a surge one while starved; nil when none is free.
+func (g *Gate) backLaneLocked() *lane {
 	if n := len(g.general); n > 0 {
 		l := g.general[n-1]
 		g.general = g.general[:n-1]
-		g.heldBack++
+		return l
+	}
+	if n := len(g.surge); n > 0 && g.starved.Load() {
+		l := g.surge[n-1]
+		g.surge = g.surge[:n-1]
 		return l
 	}
 	return nil
@@ -482,16 +523,20 @@ func (g *Gate) giveBack(l *lane, back bool) {
 
 // freeLocked puts l on its free list.
 func (g *Gate) freeLocked(l *lane) {
-	if l.urgentOnly {
+	switch {
+	case l.urgentOnly:
 		g.urgent = append(g.urgent, l)
-	} else {
+	case l.surge:
+		g.surge = append(g.surge, l)
+	default:
 		g.general = append(g.general, l)
 	}
 }
 
 // dispatchLocked hands free lanes to waiting units: urgent ones first (on
-// any lane), then background ones (on general lanes) while nothing urgent
-// waits or is promised.
+// an urgent or a general lane), then background ones (on general lanes,
+// and surge lanes while starved) while nothing urgent waits or is
+// promised.
 func (g *Gate) dispatchLocked() {
 	for len(g.waitUrgent) > 0 {
 		var l *lane
@@ -506,10 +551,11 @@ func (g *Gate) dispatchLocked() {
 		g.waitUrgent = g.waitUrgent[1:]
 		w.ch <- l
 	}
-	for len(g.waitBack) > 0 && g.backgroundMayGoLocked() && len(g.general) > 0 {
-		n := len(g.general)
-		l := g.general[n-1]
-		g.general = g.general[:n-1]
+	for len(g.waitBack) > 0 && g.backgroundMayGoLocked() {
+		l := g.backLaneLocked()
+		if l == nil {
+			return
+		}
 		w := g.waitBack[0]
 		g.waitBack = g.waitBack[1:]
 		g.heldBack++
@@ -578,5 +624,5 @@ func (t *Turn) Leave() {
 func (g *Gate) idle() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.general)+len(g.urgent) == 2*g.size && len(g.waitUrgent)+len(g.waitBack) == 0 && g.promised == 0
+	return len(g.general)+len(g.urgent)+len(g.surge) == 3*g.size && len(g.waitUrgent)+len(g.waitBack) == 0 && g.promised == 0
 }

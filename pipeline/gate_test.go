@@ -33,6 +33,9 @@ func TestGateBoundsScreenings(t *testing.T) {
 				screen := summaryScreen(flat)
 				envs = append(envs, newEnv(t, envConfig{opts: func(o *Options) {
 					o.Gate = tc.gate
+					// No sink wants anything: the refill never starves,
+					// so no surge lane opens (see TestGateSurge).
+					o.General.Floor = -1
 					o.Budget.Screens, o.Budget.MaxScreens = 8, 8
 					o.Budget.Candidates = 16
 					o.Screen = func(ctx context.Context, c geom.Chunk) (Screened, error) {
@@ -387,8 +390,8 @@ func TestGateFollowsFill(t *testing.T) {
 	} {
 		f := &fakePace{now: time.Hour}
 		g := pacedGate(1, p, f)
-		g.report(a, tc.fa)
-		g.report(b, tc.fb)
+		g.report(a, tc.fa, false)
+		g.report(b, tc.fb, false)
 		g.Request()
 		turn, _ := g.Enter(ctx)
 		f.now += 200 * time.Microsecond

@@ -386,8 +386,6 @@ func (n *NetworkSink) reserveUntil(t Token, count bool) (Location, time.Time, er
 		}
 		return Location{}, time.Time{}, ErrMiss
 	}
-	// The pool is one entry short: its replacement starts now.
-	defer n.pool.p.kick()
 	n.mu.Lock()
 	if l, ok := n.leases[t]; ok {
 		// A concurrent Reserve of the same token won: give ours back.
@@ -764,7 +762,6 @@ func (n *NetworkSink) reserveShared(t Token, issued, now time.Time, count bool) 
 		}
 		return Location{}, time.Time{}, ErrMiss
 	}
-	defer n.pool.p.kick()
 	want := n.leaseOf(h)
 	for range 3 {
 		ctx, cancel := n.storeCtx()

@@ -245,3 +245,52 @@ func TestReserveWaits(t *testing.T) {
 		t.Errorf("ReserveWait stopped = %v, want ErrClosed", err)
 	}
 }
+
+// TestGateSurge: a gate of one admits one background unit at a time, and
+// two while a pipeline holding it reports starving; urgent work still
+// has its own lane.
+func TestGateSurge(t *testing.T) {
+	ctx := context.Background()
+	g := NewGate(1)
+	key := new(int)
+	first, err := g.EnterBackground(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := make(chan *Turn, 1)
+	go func() {
+		turn, err := g.EnterBackground(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		entered <- turn
+	}()
+	awaitGate(t, g, "a second background unit waiting", func(u, b, p int) bool { return b == 1 })
+	urgent, err := g.Enter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	urgent.Leave()
+	// Starving: the surge lane opens for the waiting unit.
+	g.report(key, 0, true)
+	second := <-entered
+	// Not starving: the surge lane, once given back, stays shut.
+	g.report(key, 0, false)
+	go func() {
+		turn, err := g.EnterBackground(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		entered <- turn
+	}()
+	awaitGate(t, g, "a third background unit waiting", func(u, b, p int) bool { return b == 1 })
+	second.Leave()
+	if u, b, _ := g.gateState(); u != 0 || b != 1 {
+		t.Fatalf("after a surge lane came back, not starving: %d urgent and %d background waiting, want the background unit still waiting", u, b)
+	}
+	first.Leave()
+	(<-entered).Leave()
+	if !g.idle() {
+		t.Error("the gate is not idle at the end")
+	}
+}
