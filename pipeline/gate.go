@@ -109,8 +109,8 @@ type Gate struct {
 	fills   map[any]fillReport
 	level   atomic.Int32
 	starved atomic.Bool
-	rests  atomic.Uint64
-	rested atomic.Int64 // nanoseconds
+	rests   atomic.Uint64
+	rested  atomic.Int64 // nanoseconds
 }
 
 // fillReport is what a pipeline last reported (see Gate.report).
