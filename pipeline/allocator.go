@@ -22,7 +22,9 @@ import (
 //  6. refill: promotions from cold into sinks under quota (login, network,
 //     personal, general, one each in turn), at most
 //     Budget.PromotionsPerPulse per pulse and Budget.MaxPromotions in
-//     flight, plus the login burst;
+//     flight, plus the login burst (between pulses, a sink that falls
+//     short is refilled at once: see the package documentation,
+//     Scheduling);
 //  7. feed: candidates drawn from memory into the backlog, and screenings
 //     started.
 //

@@ -140,8 +140,8 @@ type Pacing struct {
 }
 
 // Defaults for Pacing: while requests come, a lane runs one unit (a
-// screening, a promotion's load and check, a statement of the writer:
-// most take longer than the quantum) and then rests three times as
+// screening, a statement of the writer: most take longer than the
+// quantum; a promotion never rests) and then rests three times as
 // long, so a request waits at most a fraction of a millisecond behind
 // the refill. Measured on two cores at 1,000 teleports a second,
 // stretches of 50 us did better than 100, 200 and 400 us ones, and once

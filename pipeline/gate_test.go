@@ -310,7 +310,7 @@ func TestGateBoundsPromotions(t *testing.T) {
 }
 
 // TestGateHurries: a pipeline's emptiest sink sets the gate's level each
-// pulse (under half its quota, pacing is off) until its sinks are
+// pulse (below its quota, pacing is off) until its sinks are
 // refilled, and it lets go while paused (Housekeep) and at Close.
 func TestGateHurries(t *testing.T) {
 	gate := NewGate(1)
