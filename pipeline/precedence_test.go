@@ -38,8 +38,7 @@ func awaitGate(t *testing.T, g *Gate, what string, cond func(urgent, back, promi
 // with places in cold is served first. The test holds every lane of a
 // gate of one while the work queues up, then lets go: each screening,
 // when it gets its turn, finds no short sink with cold places, no
-// promotion waiting for a turn and none promised, and the log shows every
-// promotion's reservation before the screenings that queued with it.
+// promotion waiting for a turn and none promised.
 // Twice: after a pulse that starts promotions and screenings together,
 // and after requests (Take) drain the sink between pulses, whose
 // promotions start at once, ahead of screenings queued earlier.
@@ -109,24 +108,25 @@ func TestPromotionsGoFirst(t *testing.T) {
 			turn.Leave()
 		}
 	}
-	// checkLog verifies that the first n events are reservations and
-	// that screenings ran after them.
+	// checkLog verifies that n reservations and some screenings ran. (A
+	// promotion and a screening may run at once, on the gate's urgent
+	// lane and its other lane, so the log's order is not the rule's: the
+	// screening function checks the rule as each screening starts.)
 	checkLog := func(phase string, n int) {
 		t.Helper()
 		mu.Lock()
 		defer mu.Unlock()
-		screens, wrong := 0, false
-		for i, ev := range log {
-			if i < n && ev != "reserve" && !wrong {
-				wrong = true
-				t.Errorf("%s: event %d is a %s, want the %d reservations first (log %v)", phase, i, ev, n, log)
-			}
-			if ev == "screen" {
+		reserves, screens := 0, 0
+		for _, ev := range log {
+			switch ev {
+			case "reserve":
+				reserves++
+			case "screen":
 				screens++
 			}
 		}
-		if screens == 0 {
-			t.Errorf("%s: no screening ran (log %v)", phase, log)
+		if reserves != n || screens == 0 {
+			t.Errorf("%s: %d reservations and %d screenings ran, want %d and some (log %v)", phase, reserves, screens, n, log)
 		}
 		log, checking = nil, false
 	}
@@ -292,5 +292,49 @@ func TestGateSurge(t *testing.T) {
 	(<-entered).Leave()
 	if !g.idle() {
 		t.Error("the gate is not idle at the end")
+	}
+}
+
+// TestGatePromise: from Promise to its Enter or Cancel, no background
+// unit is admitted, though lanes are free; a promise's turn is urgent.
+func TestGatePromise(t *testing.T) {
+	ctx := context.Background()
+	g := NewGate(1)
+	for _, end := range []string{"cancel", "enter"} {
+		promised := g.Promise()
+		entered := make(chan *Turn, 1)
+		go func() {
+			turn, err := g.EnterBackground(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			entered <- turn
+		}()
+		awaitGate(t, g, "a background unit waiting behind the promise", func(u, b, p int) bool { return b == 1 && p == 1 })
+		select {
+		case <-entered:
+			t.Fatalf("%s: a background unit was admitted while a promotion was promised", end)
+		default:
+		}
+		if end == "cancel" {
+			promised.Cancel()
+			promised.Cancel() // a second Cancel does nothing
+		} else {
+			turn, err := promised.Enter(ctx)
+			if err != nil || !turn.unpaced {
+				t.Fatalf("a promised Enter = %+v, %v; want an unpaced turn", turn, err)
+			}
+			turn.Leave()
+		}
+		(<-entered).Leave()
+		if !g.idle() {
+			t.Fatalf("%s: the gate is not idle", end)
+		}
+	}
+	var nilGate *Gate
+	if p := nilGate.Promise(); p != nil {
+		t.Error("a nil gate's Promise is not nil")
+	} else if turn, err := p.Enter(ctx); turn != nil || err != nil {
+		t.Errorf("a nil promise's Enter = %v, %v", turn, err)
 	}
 }
