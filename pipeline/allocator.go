@@ -392,14 +392,19 @@ func (p *Pipeline) refill(pulse bool) {
 		}
 	}
 
+	// The targets: a sink, or a player's personal queue. A kick's round
+	// runs on the request that took an entry, so it allocates nothing
+	// for the singles.
 	type target struct {
-		need  int
-		start func() bool
+		need int
+		sink *Sink
+		key  string // personal queue, when sink is nil
 	}
-	var ts []target
+	var buf [4]target
+	ts := buf[:0]
 	single := func(s *Sink) {
 		if n := s.need(); n > 0 {
-			ts = append(ts, target{n, func() bool { return p.startSingle(s) }})
+			ts = append(ts, target{need: n, sink: s})
 		}
 	}
 	if p.login != nil {
@@ -410,10 +415,13 @@ func (p *Pipeline) refill(pulse bool) {
 	}
 	if p.personal != nil {
 		for _, kd := range p.personal.deficits() {
-			ts = append(ts, target{kd.n, func() bool { return p.startPersonal(kd.key) }})
+			ts = append(ts, target{need: kd.n, key: kd.key})
 		}
 	}
 	single(p.general)
+	if len(ts) == 0 {
+		return
+	}
 
 	budget := math.MaxInt
 	if pulse {
@@ -427,7 +435,13 @@ func (p *Pipeline) refill(pulse bool) {
 			if t.need <= 0 || budget <= 0 || room <= 0 || p.cold.Len() == 0 {
 				continue
 			}
-			if !t.start() {
+			var started bool
+			if t.sink != nil {
+				started = p.startSingle(t.sink)
+			} else {
+				started = p.startPersonal(t.key)
+			}
+			if !started {
 				continue
 			}
 			t.need--
