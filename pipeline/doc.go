@@ -110,15 +110,15 @@
 //     taken leaves its pool to the next pulse or kick.
 //   - A promotion promises its turn of Options.Gate when it starts
 //     (Gate.Promise). While any promotion is promised or waits for a turn,
-//     the gate admits no screening, and a lane given back goes to a
-//     waiting promotion first. The gate also keeps lanes that only urgent
-//     work (promotions, the location writer's transactions, which carry
-//     the hot marks a promoted entry waits for) may take, so a promotion
+//     the gate admits no screening. Urgent work (promotions, and the
+//     location writer's transactions, which carry the hot marks a
+//     promoted entry waits for) has lanes of its own, so a promotion
 //     never waits for a screening to end. TestPromotionsGoFirst pins it.
-//   - A promotion's turn is never paced. The other lanes rest only while
-//     requests come and every pipeline holding the gate reports each sink
-//     at its quota, counting its promotions in flight, with cold holding
-//     at least the sum of the quotas (Gate: Pacing).
+//   - Pacing (Gate: Pacing) applies only while requests come and every
+//     pipeline holding the gate reports each sink at its quota, counting
+//     its promotions in flight, with cold holding at least the sum of the
+//     quotas. A sink short of that turns pacing off for all the work,
+//     promotions included.
 //   - While a sink lacks more places than cold holds, the refill waits on
 //     screening and the requests on the refill: the gate then admits as
 //     many screenings again on surge lanes (Gate: Surge).

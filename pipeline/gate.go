@@ -38,10 +38,10 @@ import (
 // entry waits for (Enter). Background work is screening (EnterBackground):
 // it fills cold, which no request waits on while cold holds places. A
 // background unit is admitted only while no urgent unit waits for a lane
-// and none is promised, and a lane given back goes to the longest waiting
-// urgent unit first. So a promotion never waits behind a screening: it
-// takes its own lane (or a free one), and the screenings queued before it
-// run after it. This is the pipeline's scheduling rule (see the package
+// and none is promised. Urgent work has its own n lanes, so a promotion
+// never waits behind a screening, and the screenings queued before it
+// run after it; urgent work never takes the other lanes, so the refill's
+// own urgent work holds at most n processors either. This is the pipeline's scheduling rule (see the package
 // documentation): a sink below its quota with places in cold is served
 // first.
 //
@@ -65,10 +65,10 @@ import (
 // Pacing applies only while it costs no delivery: while requests come
 // (Request, called on every take, marks one, and pacing lasts
 // Pacing.Linger after the last) and every pipeline holding the gate
-// reports its sinks at their quotas (see report). A promotion's turn is
-// never paced. A process that answers nothing, or fills its caches before
-// the first player asks, refills at full speed, and so does one whose
-// sinks fall short.
+// reports its sinks at their quotas, counting the promotions in flight
+// (see report). A process that answers nothing, or fills its caches
+// before the first player asks, refills at full speed, and so does one
+// whose sinks fall short: then nothing is paced, promotions included.
 //
 // A nil *Gate admits everything at once and never paces.
 type Gate struct {
@@ -141,7 +141,7 @@ type Pacing struct {
 
 // Defaults for Pacing: while requests come, a lane runs one unit (a
 // screening, a statement of the writer: most take longer than the
-// quantum; a promotion never rests) and then rests three times as
+// quantum) and then rests three times as
 // long, so a request waits at most a fraction of a millisecond behind
 // the refill. Measured on two cores at 1,000 teleports a second,
 // stretches of 50 us did better than 100, 200 and 400 us ones, and once
@@ -307,8 +307,6 @@ func (g *Gate) relevel() {
 type Turn struct {
 	g *Gate
 	l *lane
-	// unpaced: a promotion's turn, which never rests.
-	unpaced bool
 	// back: a background unit's turn.
 	back bool
 }
@@ -316,7 +314,7 @@ type Turn struct {
 // Enter waits for a lane for a unit of urgent work (a writer's
 // transaction that may carry the hot marks promoted entries wait for), or
 // for ctx to end (its error is returned). It is admitted before every
-// background unit waiting, on any free lane.
+// background unit waiting, on one of the urgent lanes.
 func (g *Gate) Enter(ctx context.Context) (*Turn, error) {
 	if g == nil {
 		return nil, nil
@@ -359,20 +357,15 @@ type Promise struct {
 }
 
 // Enter waits for a lane for the promised unit, as Gate.Enter, or for
-// ctx to end. The turn is never paced: it fills a sink below its quota.
-// Entered again after the promise ended, it is an unpromised unit (the
-// turn is still never paced).
+// ctx to end. Entered again after the promise ended, it is an
+// unpromised urgent unit.
 func (p *Promise) Enter(ctx context.Context) (*Turn, error) {
 	if p == nil {
 		return nil, nil
 	}
 	promised := !p.used
 	p.used = true
-	t, err := p.g.enter(ctx, true, promised)
-	if t != nil {
-		t.unpaced = true
-	}
-	return t, err
+	return p.g.enter(ctx, true, promised)
 }
 
 // Cancel withdraws the promise (the unit will not enter: its promotion
@@ -436,7 +429,7 @@ func (g *Gate) enter(ctx context.Context, urgent, promise bool) (*Turn, error) {
 		// The lane sat idle for a rest: a new stretch.
 		l.start, l.allow = now, g.pace.Quantum
 	}
-	return &Turn{g: g, l: l, unpaced: promise, back: !urgent}, nil
+	return &Turn{g: g, l: l, back: !urgent}, nil
 }
 
 // freeLaneLocked takes a free lane for a unit arriving now, or returns
@@ -451,11 +444,6 @@ func (g *Gate) freeLaneLocked(urgent bool) *lane {
 		if n := len(g.urgent); n > 0 {
 			l := g.urgent[n-1]
 			g.urgent = g.urgent[:n-1]
-			return l
-		}
-		if n := len(g.general); n > 0 {
-			l := g.general[n-1]
-			g.general = g.general[:n-1]
 			return l
 		}
 		return nil
@@ -534,7 +522,7 @@ func (g *Gate) freeLocked(l *lane) {
 }
 
 // dispatchLocked hands free lanes to waiting units: urgent ones first (on
-// an urgent or a general lane), then background ones (on general lanes,
+// an urgent lane), then background ones (on general lanes,
 // and surge lanes while starved) while nothing urgent waits or is
 // promised.
 func (g *Gate) dispatchLocked() {
@@ -542,10 +530,8 @@ func (g *Gate) dispatchLocked() {
 		var l *lane
 		if n := len(g.urgent); n > 0 {
 			l, g.urgent = g.urgent[n-1], g.urgent[:n-1]
-		} else if n := len(g.general); n > 0 {
-			l, g.general = g.general[n-1], g.general[:n-1]
 		} else {
-			return
+			break
 		}
 		w := g.waitUrgent[0]
 		g.waitUrgent = g.waitUrgent[1:]
@@ -584,13 +570,12 @@ func (t *Turn) Yield(ctx context.Context) error {
 // thread woke late: a busy machine) earns the next stretch the work that
 // share allows for the excess, up to one more Quantum: without it, late
 // wake-ups would cut the refill's share below what keeps pace with
-// demand, and the cap keeps the stretches short. A promotion's turn
-// never rests.
+// demand, and the cap keeps the stretches short.
 func (t *Turn) rest() {
 	g, l := t.g, t.l
 	now := g.since()
 	ran := now - l.start
-	if t.unpaced || ran < max(l.allow, g.pace.Quantum) || !g.pacing(now) {
+	if ran < max(l.allow, g.pace.Quantum) || !g.pacing(now) {
 		return
 	}
 	perQuantum := g.pace.Rest
