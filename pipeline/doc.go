@@ -110,10 +110,11 @@
 //     taken leaves its pool to the next pulse or kick.
 //   - A promotion promises its turn of Options.Gate when it starts
 //     (Gate.Promise). While any promotion is promised or waits for a turn,
-//     the gate admits no screening. Urgent work (promotions, and the
-//     location writer's transactions, which carry the hot marks a
-//     promoted entry waits for) has lanes of its own, so a promotion
-//     never waits for a screening to end. TestPromotionsGoFirst pins it.
+//     the gate admits no screening, and a lane given back goes to urgent
+//     work first (promotions, and the location writer's transactions,
+//     which carry the hot marks a promoted entry waits for): a promotion
+//     waits at most for the units already running, never for queued
+//     screenings. TestPromotionsGoFirst pins it.
 //   - Pacing (Gate: Pacing) applies only while requests come and every
 //     pipeline holding the gate reports each sink at its quota, counting
 //     its promotions in flight, with cold holding at least the sum of the

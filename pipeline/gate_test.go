@@ -274,7 +274,7 @@ func TestGatePacing(t *testing.T) {
 }
 
 // TestGateBoundsPromotions: promotions load and check their chunks in a
-// turn of the gate, so no more run at once than it has urgent lanes.
+// turn of the gate, so no more run at once than it admits.
 func TestGateBoundsPromotions(t *testing.T) {
 	var running, most atomic.Int64
 	gate := NewGate(1)
@@ -304,7 +304,7 @@ func TestGateBoundsPromotions(t *testing.T) {
 		t.Fatalf("%d promotions ran, want several", st.Promotions)
 	}
 	if got := most.Load(); got != 1 {
-		t.Errorf("%d promotion checks ran at once through a gate of 1, want 1 (its urgent lane)", got)
+		t.Errorf("%d promotion checks ran at once through a gate of 1, want 1", got)
 	}
 }
 

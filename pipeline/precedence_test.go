@@ -92,17 +92,13 @@ func TestPromotionsGoFirst(t *testing.T) {
 
 	ctx := context.Background()
 	// hold takes every lane of the gate but the surge ones (the refill
-	// does not starve here): its urgent lanes and its others.
+	// does not starve here).
 	hold := func() []*Turn {
 		t.Helper()
 		var ts []*Turn
 		for range gate.Size() {
 			turn, err := gate.Enter(ctx)
 			if err != nil {
-				t.Fatal(err)
-			}
-			ts = append(ts, turn)
-			if turn, err = gate.EnterBackground(ctx); err != nil {
 				t.Fatal(err)
 			}
 			ts = append(ts, turn)
@@ -253,8 +249,7 @@ func TestReserveWaits(t *testing.T) {
 }
 
 // TestGateSurge: a gate of one admits one background unit at a time, and
-// two while a pipeline holding it reports starving; urgent work still
-// has its own lane.
+// two while a pipeline holding it reports starving.
 func TestGateSurge(t *testing.T) {
 	ctx := context.Background()
 	g := NewGate(1)
@@ -272,11 +267,6 @@ func TestGateSurge(t *testing.T) {
 		entered <- turn
 	}()
 	awaitGate(t, g, "a second background unit waiting", func(u, b, p int) bool { return b == 1 })
-	urgent, err := g.Enter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	urgent.Leave()
 	// Starving: the surge lane opens for the waiting unit.
 	g.report(key, 0, true)
 	second := <-entered
