@@ -88,8 +88,9 @@ func (p *Pipeline) Housekeep(ctx context.Context) error {
 		return ErrClosed
 	}
 	p.keepTime(p.clock())
-	// A paused pipeline refills nothing: it must not hold the gate's
-	// pacing off for the others.
+	// A paused pipeline refills nothing, between pulses either (kick),
+	// and must not hold the gate's pacing off for the others.
+	p.housekeeping.Store(true)
 	p.setFill(fullFill, false)
 	p.pulseMu.Unlock()
 	p.notifyTransfers()
@@ -156,6 +157,7 @@ func (p *Pipeline) pulse() error {
 	}
 	now := p.clock()
 	o := &p.opts
+	p.housekeeping.Store(false)
 
 	// 1 and 2. Demand and leases.
 	p.keepTime(now)
@@ -355,12 +357,13 @@ func (p *Pipeline) trimDestination(s *Sink, h *Hot) *Sink {
 // promotions a short sink needs start at once rather than at the next
 // pulse (see the scheduling rule in the package documentation). It never
 // blocks: when another goroutine is refilling, that one refills again
-// once it is done.
+// once it is done. A pipeline whose last round was Housekeep (its region
+// paused) starts nothing until its next Pulse.
 func (p *Pipeline) kick() {
 	p.kicked.Store(true)
 	for p.kicked.Load() && p.refillMu.TryLock() {
 		p.kicked.Store(false)
-		if !p.closed.Load() {
+		if !p.closed.Load() && !p.housekeeping.Load() {
 			p.refill(false)
 		}
 		p.refillMu.Unlock()

@@ -54,6 +54,9 @@ type Pipeline struct {
 	refillMu sync.Mutex
 	// kicked asks for a refill round (see kick).
 	kicked atomic.Bool
+	// housekeeping is set by Housekeep and cleared by Pulse: kicks then
+	// start nothing (a paused region promotes nothing).
+	housekeeping atomic.Bool
 	// pulseMu protects the following fields.
 	rng *rand.Rand
 

@@ -334,3 +334,29 @@ func TestGatePromise(t *testing.T) {
 		t.Errorf("a nil promise's Enter = %v, %v", turn, err)
 	}
 }
+
+// TestPausedTakeStartsNothing: once Housekeep has run (the region is
+// paused), a take starts no promotion between pulses; the next Pulse
+// refills again.
+func TestPausedTakeStartsNothing(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	defer e.shutdown()
+	g := e.p.General()
+	e.fill(20, func() bool { return g.Len() == g.Cap() && e.p.cold.Len() > 0 })
+	ctx := context.Background()
+	if err := e.p.Housekeep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := e.p.Take(ctx, Request{Player: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	if n := g.pending.Load(); n != 0 {
+		t.Fatalf("a take in a paused pipeline started %d promotions", n)
+	}
+	e.cycle()
+	if g.Len() != g.Cap() {
+		t.Fatalf("after a pulse the sink holds %d of %d", g.Len(), g.Cap())
+	}
+}
