@@ -158,6 +158,10 @@ type ReservationRequest struct {
 	// Token is the network token to lease to; "" asks the server to mint
 	// one.
 	Token string `json:"token,omitempty"`
+	// WaitMs bounds how long the server waits on a miss, in whole
+	// milliseconds (0 to 30,000), as TeleportRequest.WaitMs. Absent: the
+	// server's default (2 s); 0: a miss is answered at once.
+	WaitMs *int64 `json:"waitMs,omitempty"`
 }
 
 // ChangesRequest is the body of POST /v1/worlds/{world}/changes: the

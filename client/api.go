@@ -115,10 +115,28 @@ func (c *Client) CloseQueue(ctx context.Context, region, player string) error {
 
 // Reserve leases a location to a network token:
 // POST /v1/regions/{region}/network/reservations. An empty token asks the
-// server to mint one.
+// server to mint one. On a miss the server waits its default (2 s) for a
+// location to land in the network sink (ReserveWait chooses).
 func (c *Client) Reserve(ctx context.Context, region, token string) (Reservation, error) {
+	return c.ReserveWait(ctx, region, token, 0)
+}
+
+// ReserveWait is Reserve with a bound on the server's wait on a miss, as
+// TeleportRequest.Wait: sent as waitMs (whole milliseconds, at most 30
+// s); 0 leaves it to the server's default, a negative wait asks for none
+// (a miss is answered at once). A miss is an *APIError with Code
+// "no-location" (503).
+func (c *Client) ReserveWait(ctx context.Context, region, token string, wait time.Duration) (Reservation, error) {
+	body := api.ReservationRequest{Token: token}
+	switch {
+	case wait < 0:
+		body.WaitMs = new(int64)
+	case wait > 0:
+		w := max(ms(wait), 1)
+		body.WaitMs = &w
+	}
 	var r Reservation
-	err := c.call(ctx, http.MethodPost, c.path("v1", "regions", region, "network", "reservations"), api.ReservationRequest{Token: token}, &r, http.StatusCreated)
+	err := c.call(ctx, http.MethodPost, c.path("v1", "regions", region, "network", "reservations"), body, &r, http.StatusCreated)
 	return r, err
 }
 

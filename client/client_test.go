@@ -157,7 +157,7 @@ func TestPlayersAndQueues(t *testing.T) {
 
 func TestNetworkReservations(t *testing.T) {
 	ctx := t.Context()
-	_, c := newTest(t, testToken)
+	f, c := newTest(t, testToken)
 	r, err := c.Reserve(ctx, "default", "")
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +175,22 @@ func TestNetworkReservations(t *testing.T) {
 	r2, err := c.Reserve(ctx, "default", "mine/ä")
 	if err != nil || r2.Token != "mine/ä" {
 		t.Fatalf("Reserve with a token = %+v, %v", r2, err)
+	}
+	if _, ok := f.lastBody["waitMs"]; ok {
+		t.Errorf("Reserve sent waitMs %v, want none (the server's default)", f.lastBody["waitMs"])
+	}
+	for _, tc := range []struct {
+		wait time.Duration
+		want any // waitMs sent; nil for none
+	}{
+		{0, nil}, {-1, int64(0)}, {1500 * time.Millisecond, int64(1500)}, {time.Microsecond, int64(1)},
+	} {
+		if _, err := c.ReserveWait(ctx, "default", "w", tc.wait); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.lastBody["waitMs"]; got != tc.want {
+			t.Errorf("ReserveWait(%v) sent waitMs %v, want %v", tc.wait, got, tc.want)
+		}
 	}
 	if err := c.Release(ctx, "default", "mine/ä"); err != nil {
 		t.Fatalf("Release of a token with a slash = %v", err)

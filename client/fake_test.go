@@ -29,7 +29,7 @@ type fakeServer struct {
 	leases   map[string]string // token -> state: "leased", "redeemed"
 	claims   map[int64]Claim
 	nextCl   int64
-	lastBody map[string]any // last decoded teleport body
+	lastBody map[string]any // last decoded teleport or reservation body
 	restart  bool           // Reload answers restart-needed
 	ready    bool
 	resets   int
@@ -260,13 +260,18 @@ func (f *fakeServer) handler() http.Handler {
 			return
 		}
 		var body struct {
-			Token string `json:"token"`
+			Token  string `json:"token"`
+			WaitMs *int64 `json:"waitMs"`
 		}
 		if !decode(w, r, &body) {
 			return
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		f.lastBody = map[string]any{"token": body.Token}
+		if body.WaitMs != nil {
+			f.lastBody["waitMs"] = *body.WaitMs
+		}
 		if body.Token == "" {
 			body.Token = fmt.Sprintf("tok-%d", len(f.leases)+1)
 		}

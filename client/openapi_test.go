@@ -1,6 +1,8 @@
 package client_test
 
 import (
+	"time"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -91,6 +93,7 @@ func TestCoversOpenAPI(t *testing.T) {
 	c.OpenQueue(ctx, R, P, 1)
 	c.CloseQueue(ctx, R, P)
 	c.Reserve(ctx, R, "")
+	c.ReserveWait(ctx, R, "", time.Second)
 	c.Redeem(ctx, R, T)
 	c.Release(ctx, R, T)
 	c.Claims(ctx, W)

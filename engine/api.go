@@ -66,6 +66,7 @@ var _ interface {
 	OpenQueue(region, player string, capacity int) error
 	CloseQueue(region, player string) error
 	Reserve(region, token string) (Reservation, error)
+	ReserveWait(ctx context.Context, region, token string, wait time.Duration, done <-chan struct{}) (Reservation, error)
 	Redeem(region, token string) (Location, error)
 	Release(region, token string) error
 	Stats(region string) (Stats, error)

@@ -41,9 +41,11 @@
 // and restores each region's persisted locations as cold entries. Every
 // region's pipeline, and the SQLite location writer, share one gate
 // (Options.ScreenWorkers over Spec.ScreenWorkers: by default GOMAXPROCS-1
-// lanes) that admits the refill's processor work and paces it while
-// requests come (see pipeline.Gate), so the refill never takes every
-// processor from the requests nor holds one for long. Run then drives
+// lanes) that admits the refill's processor work, promotions before
+// screenings, and paces it while requests come and the sinks hold their
+// quotas (see pipeline.Gate), so the refill never takes every processor
+// from the requests nor holds one for long, and never starves a sink
+// while it screens. Run then drives
 // every region: one pulse loop per region (Region.Pulse period) calling
 // pipeline.Pulse, the
 // memory table's rebuild loop, a periodic save of the memory file and the

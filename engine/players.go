@@ -168,24 +168,43 @@ func networkError(region string, err error) error {
 // clock plus sinks.network.lease): for a token that already held its lease,
 // the lease ends earlier, when the first Reserve said.
 //
-// It does not wait: with nothing ready it fails with ReasonNoLocation.
-// Other failures: ReasonNoSink (no network sink), ReasonInvalidToken,
-// ReasonRedeemed, ReasonLeaseExpired, ReasonLeasesUnavailable (fleet
-// mode: the lease store failed).
+// It does not wait: with nothing ready it fails with ReasonNoLocation
+// (ReserveWait waits). Other failures: ReasonNoSink (no network sink),
+// ReasonInvalidToken, ReasonRedeemed, ReasonLeaseExpired,
+// ReasonLeasesUnavailable (fleet mode: the lease store failed).
 //
 // In fleet mode, a token already reserved through another node gets that
 // node's location, and Expires as the store tells it.
 func (e *Engine) Reserve(region, token string) (Reservation, error) {
+	return e.ReserveWait(context.Background(), region, token, 0, nil)
+}
+
+// ReserveWait is Reserve that, when nothing is ready, waits up to wait for
+// the network sink's next entry, as Teleport waits (Request.Wait): a
+// reservation made while the sink refills succeeds once a location lands.
+// It fails with ReasonNoLocation once wait has passed, with
+// ReasonShutdown when done closes or the engine shuts down, and with
+// ctx's error when ctx ends. A wait of 0 or less does not wait.
+func (e *Engine) ReserveWait(ctx context.Context, region, token string, wait time.Duration, done <-chan struct{}) (Reservation, error) {
 	r, n, err := e.networkSink(region)
 	if err != nil {
 		return Reservation{}, err
+	}
+	if e.stopped() {
+		return Reservation{}, &Error{Region: region, Sink: SinkNetwork, Reason: ReasonShutdown}
 	}
 	t := pipeline.Token(token)
 	if token == "" {
 		t = n.NewToken()
 	}
-	pl, expires, err := n.ReserveUntil(t)
-	if err != nil {
+	pl, expires, err := n.ReserveWait(ctx, t, wait, e.stopping, done)
+	switch {
+	case errors.Is(err, pipeline.ErrClosed):
+		return Reservation{}, &Error{Region: region, Sink: SinkNetwork, Reason: ReasonShutdown}
+	case err != nil && ctx.Err() != nil:
+		// As a teleport whose wait its caller ended.
+		return Reservation{}, &Error{Region: region, Sink: SinkNetwork, Reason: ReasonNoLocation, Err: err}
+	case err != nil:
 		return Reservation{}, networkError(region, err)
 	}
 	loc := Location{Region: region, World: pl.World, X: pl.X, Y: pl.Y, Z: pl.Z, Sink: n.Name()}

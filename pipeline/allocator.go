@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
@@ -21,7 +22,9 @@ import (
 //  6. refill: promotions from cold into sinks under quota (login, network,
 //     personal, general, one each in turn), at most
 //     Budget.PromotionsPerPulse per pulse and Budget.MaxPromotions in
-//     flight, plus the login burst;
+//     flight, plus the login burst (between pulses, a sink that falls
+//     short is refilled at once: see the package documentation,
+//     Scheduling);
 //  7. feed: candidates drawn from memory into the backlog, and screenings
 //     started.
 //
@@ -55,7 +58,9 @@ func (p *Pipeline) SetBudget(b Budget) error {
 	if p.closed.Load() {
 		return ErrClosed
 	}
+	p.refillMu.Lock()
 	p.opts.Budget = b
+	p.refillMu.Unlock()
 	return nil
 }
 
@@ -83,9 +88,10 @@ func (p *Pipeline) Housekeep(ctx context.Context) error {
 		return ErrClosed
 	}
 	p.keepTime(p.clock())
-	// A paused pipeline refills nothing: it must not hold the gate's
-	// pacing off for the others.
-	p.setFill(fullFill)
+	// A paused pipeline refills nothing, between pulses either (kick),
+	// and must not hold the gate's pacing off for the others.
+	p.housekeeping.Store(true)
+	p.setFill(fullFill, false)
 	p.pulseMu.Unlock()
 	p.notifyTransfers()
 	return nil
@@ -111,28 +117,36 @@ func (p *Pipeline) keepTime(now time.Time) {
 	}
 }
 
-// fill is how full the pipeline's emptiest sink is, in thousandths of
-// its quota (1000 when it holds its quota or more, or has none): how far
-// the refill is behind demand, which sets the gate's pacing (see Gate).
-func (p *Pipeline) fill() int32 {
-	f := int32(fullFill)
-	of := func(n, quota int) {
-		if quota > 0 && n < quota {
-			f = min(f, int32(int64(n)*fullFill/int64(quota)))
-		}
+// fill tells whether the pipeline's sinks hold their quotas, as the gate
+// paces by (see Gate): fullFill when every sink's entries and the
+// promotions in flight into it reach its quota and cold holds at least
+// the sum of the quotas (the next refill of every sink is on hand), 0
+// otherwise. Below that the refill is behind demand, or soon will be, and
+// the gate does not pace. starved tells whether the sinks lack more than
+// cold holds: the refill then waits on screening (the gate's surge).
+func (p *Pipeline) fill() (f int32, starved bool) {
+	need, total := 0, 0
+	of := func(s *Sink) {
+		total += s.Quota()
+		need += max(s.need(), 0)
 	}
 	for _, s := range p.singles {
-		of(s.Len(), s.Quota())
+		of(s)
 	}
 	if p.network != nil {
-		of(p.network.pool.Len(), p.network.pool.Quota())
+		of(p.network.pool)
 	}
-	return f
+	cold := p.cold.Len()
+	if need > 0 || cold < total {
+		return 0, need > cold
+	}
+	return fullFill, false
 }
 
 // setFill tells the gate how full the pipeline's sinks are (fullFill:
-// holding nothing back). Called under pulseMu.
-func (p *Pipeline) setFill(f int32) { p.opts.Gate.report(p, f) }
+// holding nothing back) and whether the refill starves. Called under
+// pulseMu.
+func (p *Pipeline) setFill(f int32, starved bool) { p.opts.Gate.report(p, f, starved) }
 
 // pulse is the body of Pulse, under pulseMu.
 func (p *Pipeline) pulse() error {
@@ -143,6 +157,7 @@ func (p *Pipeline) pulse() error {
 	}
 	now := p.clock()
 	o := &p.opts
+	p.housekeeping.Store(false)
 
 	// 1 and 2. Demand and leases.
 	p.keepTime(now)
@@ -167,7 +182,9 @@ func (p *Pipeline) pulse() error {
 	p.trim(now, budget)
 
 	// 6. Refill.
-	p.refill()
+	p.refillMu.Lock()
+	p.refill(true)
+	p.refillMu.Unlock()
 
 	// 7. Feed.
 	p.feed()
@@ -208,9 +225,12 @@ func (p *Pipeline) residentEnough(t, now time.Time) bool {
 }
 
 // need is how many entries a sink lacks to reach its quota, counting the
-// promotions in flight.
+// promotions in flight. It reads the promotions in flight before the
+// fill: a promotion delivers, then stops counting as pending, so the
+// other order could miss it in both and start one too many.
 func (s *Sink) need() int {
-	return s.Quota() - s.Len() - int(s.pending.Load())
+	pending := int(s.pending.Load())
+	return s.Quota() - s.Len() - pending
 }
 
 // low reports whether s holds less than half its quota: the hot marks of
@@ -331,8 +351,34 @@ func (p *Pipeline) trimDestination(s *Sink, h *Hot) *Sink {
 	return nil
 }
 
-// refill starts promotions from cold into sinks under quota.
-func (p *Pipeline) refill() {
+// kick refills the sinks under quota now, between pulses: it is called
+// whenever a sink may have fallen short with places in cold (an entry
+// taken, a place landing in cold, a promotion ending), so that the
+// promotions a short sink needs start at once rather than at the next
+// pulse (see the scheduling rule in the package documentation). It never
+// blocks: when another goroutine is refilling, that one refills again
+// once it is done. A pipeline whose last round was Housekeep (its region
+// paused) starts nothing until its next Pulse.
+func (p *Pipeline) kick() {
+	p.kicked.Store(true)
+	for p.kicked.Load() && p.refillMu.TryLock() {
+		p.kicked.Store(false)
+		if !p.closed.Load() && !p.housekeeping.Load() {
+			p.refill(false)
+		}
+		p.refillMu.Unlock()
+	}
+}
+
+// refill starts promotions from cold into sinks under quota, under
+// refillMu. A pulse's round (pulse) starts at most
+// Budget.PromotionsPerPulse beside the login burst; a kick's round starts
+// every promotion the short sinks need. Both keep to Budget.MaxPromotions
+// in flight.
+func (p *Pipeline) refill(pulse bool) {
+	if p.cold.Len() == 0 {
+		return
+	}
 	b := p.opts.Budget
 	// The login burst: the whole deficit at once, beyond the caps.
 	if l := p.login; l != nil && l.burst.Load() {
@@ -349,14 +395,19 @@ func (p *Pipeline) refill() {
 		}
 	}
 
+	// The targets: a sink, or a player's personal queue. A kick's round
+	// runs on the request that took an entry, so it allocates nothing
+	// for the singles.
 	type target struct {
-		need  int
-		start func() bool
+		need int
+		sink *Sink
+		key  string // personal queue, when sink is nil
 	}
-	var ts []target
+	var buf [4]target
+	ts := buf[:0]
 	single := func(s *Sink) {
 		if n := s.need(); n > 0 {
-			ts = append(ts, target{n, func() bool { return p.startSingle(s) }})
+			ts = append(ts, target{need: n, sink: s})
 		}
 	}
 	if p.login != nil {
@@ -367,12 +418,18 @@ func (p *Pipeline) refill() {
 	}
 	if p.personal != nil {
 		for _, kd := range p.personal.deficits() {
-			ts = append(ts, target{kd.n, func() bool { return p.startPersonal(kd.key) }})
+			ts = append(ts, target{need: kd.n, key: kd.key})
 		}
 	}
 	single(p.general)
+	if len(ts) == 0 {
+		return
+	}
 
-	budget := b.PromotionsPerPulse
+	budget := math.MaxInt
+	if pulse {
+		budget = b.PromotionsPerPulse
+	}
 	for progress := true; progress; {
 		progress = false
 		for i := range ts {
@@ -381,7 +438,13 @@ func (p *Pipeline) refill() {
 			if t.need <= 0 || budget <= 0 || room <= 0 || p.cold.Len() == 0 {
 				continue
 			}
-			if !t.start() {
+			var started bool
+			if t.sink != nil {
+				started = p.startSingle(t.sink)
+			} else {
+				started = p.startPersonal(t.key)
+			}
+			if !started {
 				continue
 			}
 			t.need--
@@ -392,7 +455,8 @@ func (p *Pipeline) refill() {
 }
 
 // startSingle takes one location out of cold and promotes it into s on a
-// goroutine of the pipeline.
+// goroutine of the pipeline. The promotion's turn of the gate is promised
+// before the goroutine starts, so no screening takes a turn meanwhile.
 func (p *Pipeline) startSingle(s *Sink) bool {
 	loc, ok := p.cold.PollSilent()
 	if !ok {
@@ -400,9 +464,13 @@ func (p *Pipeline) startSingle(s *Sink) bool {
 	}
 	s.pending.Add(1)
 	p.promoting.Add(1)
+	turn := p.opts.Gate.Promise()
 	p.spawn(func() {
+		// Last: a promotion that failed, or ended while the sink is
+		// still short, lets the next one start at once.
+		defer p.kick()
 		defer s.pending.Add(-1)
-		h, ok := p.promoteOne(p.base, loc)
+		h, ok := p.promoteOne(p.base, loc, turn)
 		p.promoting.Add(-1)
 		if !ok || !p.settle(p.base, loc, h, s.low()) {
 			return
@@ -439,9 +507,11 @@ func (p *Pipeline) startPersonal(key string) bool {
 	}
 	ps.addPending(key, 1)
 	p.promoting.Add(1)
+	turn := p.opts.Gate.Promise()
 	p.spawn(func() {
+		defer p.kick()
 		defer ps.addPending(key, -1)
-		h, ok := p.promoteOne(p.base, loc)
+		h, ok := p.promoteOne(p.base, loc, turn)
 		p.promoting.Add(-1)
 		// A personal queue is a few places that its player is about to
 		// ask for: its marks are always urgent.

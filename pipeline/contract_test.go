@@ -221,7 +221,7 @@ func TestSilentMoves(t *testing.T) {
 	if !ok {
 		t.Fatal("cold is empty")
 	}
-	h, ok := e.p.promoteOne(ctx, loc)
+	h, ok := e.p.promoteOne(ctx, loc, nil)
 	if !ok || !e.p.settle(ctx, loc, h, true) {
 		t.Fatal("promotion failed")
 	}

@@ -94,15 +94,44 @@
 // has been in its sink for Options.MinResidence (60 s): a quota change is
 // applied by gating promotions, and rebalancing never closes a reservation.
 //
+// # Scheduling
+//
+// The rule: a sink below its quota with places in cold is served first.
+// Promotions take precedence over screening, drawing and every kind of
+// pacing, and pacing applies only while every sink holds its quota. In
+// detail:
+//
+//   - A sink falls short between pulses (a request takes an entry, a
+//     promotion fails, a place lands in cold while the sink waits for
+//     one): the promotions it lacks start at once, on the goroutine that
+//     made it short (kick), bounded by Budget.MaxPromotions in flight but
+//     not by the pulse or Budget.PromotionsPerPulse, which bound only the
+//     pulse's own round (a quota that rose, a reload). A network lease
+//     taken leaves its pool to the next pulse or kick.
+//   - A promotion promises its turn of Options.Gate when it starts
+//     (Gate.Promise). While any promotion is promised or waits for a turn,
+//     the gate admits no screening, and a lane given back goes to urgent
+//     work first (promotions, and the location writer's transactions,
+//     which carry the hot marks a promoted entry waits for): a promotion
+//     waits at most for the units already running, never for queued
+//     screenings. TestPromotionsGoFirst pins it.
+//   - Pacing (Gate: Pacing) applies only while requests come and every
+//     pipeline holding the gate reports each sink at its quota, counting
+//     its promotions in flight, with cold holding at least the sum of the
+//     quotas. A sink short of that turns pacing off for all the work,
+//     promotions included.
+//   - While a sink lacks more places than cold holds, the refill waits on
+//     screening and the requests on the refill: the gate then admits as
+//     many screenings again on surge lanes (Gate: Surge).
+//
 // Screenings and promotions run on goroutines the Pipeline owns; Settle
 // waits for them and Close stops them. Options.Gate, shared by pipelines
 // and the persister's writer, admits their processor work a few units at
-// a time and paces it while requests come, so a process that also
-// answers requests keeps a processor for them and never makes one wait
-// long behind the refill (see Gate). Options.OnPromote tells of every
-// entry that lands in a sink (promotion, transfer, a network lease coming
-// back), outside every lock, so a request waiting on an empty sink can
-// retry at once rather than at the next pulse.
+// a time, so a process that also answers requests keeps a processor for
+// them (see Gate). Options.OnPromote tells of every entry that lands in a
+// sink (promotion, transfer, a network lease coming back), outside every
+// lock, so a request waiting on an empty sink can retry at once rather
+// than at the next pulse.
 //
 // # Persistence
 //

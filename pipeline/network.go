@@ -314,6 +314,54 @@ func (n *NetworkSink) Reserve(t Token) (Location, error) {
 // that already held a lease, when the first Reserve said (in fleet mode,
 // as the store tells it, which may be a little later).
 func (n *NetworkSink) ReserveUntil(t Token) (Location, time.Time, error) {
+	return n.reserveUntil(t, true)
+}
+
+// ReserveWait is ReserveUntil that, when no location is ready, waits for
+// the next entry to land in the pool (a promotion, a lease coming back)
+// and tries again, until one is leased, wait has passed, ctx ends, or
+// stop or done closes; it then fails with ErrMiss (or ctx's cause, or
+// ErrClosed for stop, done and the pipeline's Close). Either channel may
+// be nil. The request counts once in the sink's
+// demand and misses however long it waits, as a waiting Take does. A
+// wait of 0 or less does not wait. It is safe for concurrent use.
+func (n *NetworkSink) ReserveWait(ctx context.Context, t Token, wait time.Duration, stop, done <-chan struct{}) (Location, time.Time, error) {
+	loc, expires, err := n.reserveUntil(t, true)
+	if !errors.Is(err, ErrMiss) || wait <= 0 {
+		return loc, expires, err
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		// Take the signal before looking again, so that an entry
+		// landing between the look and the wait is not lost.
+		next := n.pool.sig.wait()
+		if n.pool.Len() > 0 {
+			loc, expires, err = n.reserveUntil(t, false)
+			if !errors.Is(err, ErrMiss) {
+				return loc, expires, err
+			}
+			continue
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return Location{}, time.Time{}, context.Cause(ctx)
+		case <-timer.C:
+			return Location{}, time.Time{}, ErrMiss
+		case <-stop:
+			return Location{}, time.Time{}, ErrClosed
+		case <-done:
+			return Location{}, time.Time{}, ErrClosed
+		case <-n.pool.p.base.Done():
+			return Location{}, time.Time{}, ErrClosed
+		}
+	}
+}
+
+// reserveUntil is ReserveUntil; count says whether the call counts in the
+// pool's demand and misses (a retry of a waiting ReserveWait does not).
+func (n *NetworkSink) reserveUntil(t Token, count bool) (Location, time.Time, error) {
 	issued, ok := n.parse(t)
 	now := n.clock()
 	if !ok || issued.After(now.Add(n.ttl)) {
@@ -323,15 +371,19 @@ func (n *NetworkSink) ReserveUntil(t Token) (Location, time.Time, error) {
 		return loc, expires, err
 	}
 	if n.store != nil {
-		return n.reserveShared(t, issued, now)
+		return n.reserveShared(t, issued, now, count)
 	}
 	if n.tooOld(issued, now) {
 		return Location{}, time.Time{}, ErrLeaseExpired
 	}
-	n.pool.d.requests.Add(1)
+	if count {
+		n.pool.d.requests.Add(1)
+	}
 	h, ok := n.pollFresh()
 	if !ok {
-		n.recordMiss()
+		if count {
+			n.recordMiss()
+		}
 		return Location{}, time.Time{}, ErrMiss
 	}
 	n.mu.Lock()
@@ -690,7 +742,7 @@ func (n *NetworkSink) storeFailed(err error) error {
 // live lease of: the store's lease when there is one (whatever the token's
 // age: the lease lasts as the store says), else an entry of the pool
 // granted in the store.
-func (n *NetworkSink) reserveShared(t Token, issued, now time.Time) (Location, time.Time, error) {
+func (n *NetworkSink) reserveShared(t Token, issued, now time.Time, count bool) (Location, time.Time, error) {
 	// Asking first costs a round trip but no entry: a token reserved
 	// elsewhere, or used up, or a store that cannot be reached, leaves
 	// the pool as it is.
@@ -700,10 +752,14 @@ func (n *NetworkSink) reserveShared(t Token, issued, now time.Time) (Location, t
 	if n.tooOld(issued, now) {
 		return Location{}, time.Time{}, ErrLeaseExpired
 	}
-	n.pool.d.requests.Add(1)
+	if count {
+		n.pool.d.requests.Add(1)
+	}
 	h, ok := n.pollFresh()
 	if !ok {
-		n.recordMiss()
+		if count {
+			n.recordMiss()
+		}
 		return Location{}, time.Time{}, ErrMiss
 	}
 	want := n.leaseOf(h)

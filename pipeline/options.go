@@ -155,8 +155,10 @@ type Budget struct {
 	Screens int
 	// MaxScreens in flight at once. Default 32.
 	MaxScreens int
-	// PromotionsPerPulse is the refill-rate knob: promotions started per
-	// pulse. It bounds churn; it is not a latency control. Default 8.
+	// PromotionsPerPulse bounds the promotions a pulse starts (a quota
+	// that rose, a reload). It bounds churn; it is not a latency
+	// control: a sink that requests drain between pulses is refilled at
+	// once, bounded by MaxPromotions alone. Default 8.
 	PromotionsPerPulse int
 	// MaxPromotions in flight at once. Default 32.
 	MaxPromotions int
@@ -227,9 +229,10 @@ type Options struct {
 	OnPromote func(sink string)
 	// Gate, when set, admits the refill's processor work (screenings and
 	// the load and check of promotions) a few at a time, shared with
-	// every other pipeline and persister holding the same gate, and paces
-	// it while requests come (see Gate). Default nil: Budget.MaxScreens
-	// and Budget.MaxPromotions are the only bounds.
+	// every other pipeline and persister holding the same gate,
+	// promotions first, and paces it while requests come and the sinks
+	// hold their quotas (see Gate). Default nil: Budget.MaxScreens and
+	// Budget.MaxPromotions are the only bounds.
 	Gate *Gate
 
 	// BacklogCapacity bounds the backlog. Default 256.

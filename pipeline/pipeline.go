@@ -48,6 +48,15 @@ type Pipeline struct {
 	cancel context.CancelFunc
 
 	pulseMu sync.Mutex // serializes Pulse, Settle, Clear and Close
+	// refillMu serializes the refill rounds (a pulse's and the kicks'),
+	// and guards opts.Budget beside pulseMu (SetBudget holds both).
+	// Lock order: pulseMu, then refillMu.
+	refillMu sync.Mutex
+	// kicked asks for a refill round (see kick).
+	kicked atomic.Bool
+	// housekeeping is set by Housekeep and cleared by Pulse: kicks then
+	// start nothing (a paused region promotes nothing).
+	housekeeping atomic.Bool
 	// pulseMu protects the following fields.
 	rng *rand.Rand
 
@@ -364,6 +373,11 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	defer p.pulseMu.Unlock()
 	p.opts.Gate.drop(p)
 	p.cancel()
+	// A kick's round under way finishes starting its promotions (they see
+	// the context ended) before the wait; later kicks see closed.
+	p.refillMu.Lock()
+	p.kicked.Store(false)
+	p.refillMu.Unlock()
 	waitErr := p.waitIdle(ctx)
 	p.detached.Store(true)
 	if p.network != nil {

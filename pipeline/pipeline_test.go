@@ -116,6 +116,36 @@ func TestTakeDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// TestPipelineTakeDoesNotAllocate: a hit through Pipeline.Take, whose
+// kick finds the sink short but nothing in cold to promote, allocates
+// nothing: the refill round a request runs is free unless it starts a
+// promotion.
+func TestPipelineTakeDoesNotAllocate(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	defer e.shutdown()
+	g := e.p.General()
+	e.fill(20, func() bool { return g.Len() == g.Cap() })
+	for {
+		l, ok := e.p.cold.PollSilent()
+		if !ok {
+			break
+		}
+		e.p.cold.Dispose(l)
+	}
+	ctx := context.Background()
+	req := Request{Player: "p"}
+	allocs := testing.AllocsPerRun(200, func() {
+		h, _, err := e.p.Take(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.ring.OfferSilent(h)
+	})
+	if allocs != 0 {
+		t.Fatalf("Pipeline.Take allocates %.1f times, want 0", allocs)
+	}
+}
+
 func TestMissRecordsJointFill(t *testing.T) {
 	e := newEnv(t, envConfig{opts: func(o *Options) {
 		o.Login = LoginConfig{Enabled: true, PlayerCap: 2}

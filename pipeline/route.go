@@ -111,6 +111,16 @@ func (p *Pipeline) Take(ctx context.Context, req Request) (*Hot, string, error) 
 		return nil, "", ErrClosed
 	}
 	p.opts.Gate.Request()
+	h, sink, err := p.take(ctx, &req)
+	if h != nil {
+		// The sink is one entry short: its replacement starts now.
+		p.kick()
+	}
+	return h, sink, err
+}
+
+// take is Take's body.
+func (p *Pipeline) take(ctx context.Context, req *Request) (*Hot, string, error) {
 	if req.Token != "" {
 		if p.network == nil {
 			return nil, KindNetwork.String(), ErrNoSink
@@ -161,7 +171,7 @@ func (p *Pipeline) Take(ctx context.Context, req Request) (*Hot, string, error) 
 		}
 		src = source{sink: s, sig: &s.sig}
 	}
-	return p.serve(ctx, &src, &req)
+	return p.serve(ctx, &src, req)
 }
 
 // source is where a request takes from and waits on: an unleased sink,

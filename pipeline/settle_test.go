@@ -11,7 +11,8 @@ import (
 func TestHotMarkUrgency(t *testing.T) {
 	e := newEnv(t, envConfig{opts: func(o *Options) {
 		o.General = SinkConfig{Capacity: 8}
-		o.Budget.PromotionsPerPulse = 1 // one mark per pulse: each sees the fill it was made at
+		// One promotion at a time: each mark sees the fill it was made at.
+		o.Budget.PromotionsPerPulse, o.Budget.MaxPromotions = 1, 1
 	}})
 	defer e.shutdown()
 	g := e.p.General()
@@ -36,10 +37,13 @@ func TestHotMarkUrgency(t *testing.T) {
 	if u, l := e.pers.marks(); u != urgent || l != lazy+1 {
 		t.Fatalf("refilling a sink at 7 of 8: urgent %d->%d, lazy %d->%d; want one more lazy mark", urgent, u, lazy, l)
 	}
-	take(6) // 2 of 8 left: the refill's mark is urgent
+	take(6) // 2 of 8 left: the marks made at 2 and 3 are urgent, at 4-7 lazy
 	e.cycle()
-	if u, _ := e.pers.marks(); u != urgent+1 {
-		t.Fatalf("refilling a sink at 2 of 8: urgent %d->%d, want one more", urgent, u)
+	if g.Len() != 8 {
+		t.Fatalf("after a cycle the sink holds %d of 8", g.Len())
+	}
+	if u, l := e.pers.marks(); u != urgent+2 || l != lazy+5 {
+		t.Fatalf("refilling a sink from 2 of 8: urgent %d->%d, lazy %d->%d; want two more urgent, four more lazy", urgent, u, lazy+1, l)
 	}
 }
 
@@ -56,11 +60,14 @@ func TestSettleFreesPromotionSlot(t *testing.T) {
 	}})
 	defer e.shutdown()
 	g := e.p.General()
+	// Cold fills first: the sink takes nothing meanwhile.
+	g.SetCapacity(0)
 	e.fill(10, func() bool { return e.p.cold.Len() >= 8 })
 
 	store.mu.Lock()
 	store.hold = make(chan struct{})
 	store.mu.Unlock()
+	g.SetCapacity(4)
 	deadline := time.Now().Add(10 * time.Second)
 	for g.pending.Load() < 4 {
 		if time.Now().After(deadline) {

@@ -56,6 +56,8 @@ func (p *Pipeline) runScreening(ctx context.Context, c Candidate) {
 	case out.Promoted:
 		if p.cold.Offer(out.Value) {
 			p.ctr.screened.Add(1)
+			// A sink short for want of cold places is refilled at once.
+			p.kick()
 		}
 	case out.Reason == stage.ReasonError:
 		// Run logged it and disposed the candidate.
@@ -68,7 +70,7 @@ func (p *Pipeline) runScreening(ctx context.Context, c Candidate) {
 }
 
 func (p *Pipeline) screen(ctx context.Context, c Candidate, v *verdict) (stage.Outcome[Location], error) {
-	turn, err := p.opts.Gate.Enter(ctx)
+	turn, err := p.opts.Gate.EnterBackground(ctx)
 	if err != nil {
 		return stage.Rejected[Location](stage.ReasonShuttingDown, err.Error()), nil
 	}
@@ -134,12 +136,16 @@ func (p *Pipeline) remember(index int64, c memory.Cause, source string) {
 // the place is remembered and the location dropped (its row deleted), or,
 // when the failure says nothing about the place, recycled into cold
 // silently. It returns the hot entry on success, which settle must then
-// see marked hot durably before it is served.
-func (p *Pipeline) promoteOne(ctx context.Context, loc Location) (*Hot, bool) {
+// see marked hot durably before it is served. turn is the promotion's
+// promised turn of the gate (see startSingle), entered or cancelled here.
+func (p *Pipeline) promoteOne(ctx context.Context, loc Location, turn *Promise) (*Hot, bool) {
+	// A promotion that ends before it needs its turn (memory holds the
+	// place as bad, a panic) withdraws the promise.
+	defer turn.Cancel()
 	var v verdict
 	tr := stage.Transition[Location, *Hot]{
 		Name:    "promote",
-		Promote: func(ctx context.Context, l Location) (stage.Outcome[*Hot], error) { return p.promote(ctx, l, &v) },
+		Promote: func(ctx context.Context, l Location) (stage.Outcome[*Hot], error) { return p.promote(ctx, l, turn, &v) },
 		Dispose: p.cold.Dispose,
 		Logger:  p.log,
 	}
@@ -199,7 +205,7 @@ func (p *Pipeline) settle(ctx context.Context, loc Location, h *Hot, urgent bool
 // widened by the memory's spatial resolution, a rejection restored from
 // probation. Such a location is dropped before its chunk is reserved, so
 // it costs no chunk load (memory already knows; nothing is recorded).
-func (p *Pipeline) promote(ctx context.Context, loc Location, v *verdict) (out stage.Outcome[*Hot], err error) {
+func (p *Pipeline) promote(ctx context.Context, loc Location, promised *Promise, v *verdict) (out stage.Outcome[*Hot], err error) {
 	if cause, bad := p.opts.Memory.CauseAt(loc.Index); bad {
 		v.cause, v.known = cause, true
 		return stage.Rejected[*Hot](reasonFor(cause), "memory holds the chunk as rejected: "+cause.String()), nil
@@ -207,9 +213,9 @@ func (p *Pipeline) promote(ctx context.Context, loc Location, v *verdict) (out s
 	ctx, cancel := context.WithTimeout(ctx, p.opts.PromotionTimeout)
 	defer cancel()
 	// The chunk's load and the check are the promotion's processor work:
-	// they run in a turn of the gate, the verifiers (which wait on
-	// others) after it.
-	turn, err := p.opts.Gate.Enter(ctx)
+	// they run in its promised turn of the gate, the verifiers (which
+	// wait on others) after it.
+	turn, err := promised.Enter(ctx)
 	if err != nil {
 		return p.reserveFailed(loc, err, v), nil
 	}

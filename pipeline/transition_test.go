@@ -55,6 +55,8 @@ func TestScreeningOutcomes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, envConfig{opts: func(o *Options) { o.Screen = tc.screen }})
 			defer e.shutdown()
+			// No sink is short: a screened place stays in cold.
+			e.p.general.quota.Store(0)
 			c := Candidate{Index: 7, Chunk: e.shape.Chunk(7)}
 			e.p.backlog.Offer(c)
 			c, _ = e.p.backlog.PollSilent()
@@ -156,7 +158,7 @@ func TestPromotionOutcomes(t *testing.T) {
 				e.p.cancel()
 				ctx = e.p.base
 			}
-			h, ok := e.p.promoteOne(ctx, loc)
+			h, ok := e.p.promoteOne(ctx, loc, nil)
 			if ok != (tc.want == stage.ReasonNone) {
 				t.Fatalf("promoteOne ok = %v, want %v", ok, tc.want == stage.ReasonNone)
 			}

@@ -264,8 +264,13 @@ func (b *teleportBody) check() error {
 	if err := checkName(`field "player"`, *b.Player); err != nil {
 		return err
 	}
-	if b.WaitMs != nil && (*b.WaitMs < 0 || *b.WaitMs > MaxWait.Milliseconds()) {
-		return badRequest("field \"waitMs\": %d is outside 0..%d", *b.WaitMs, MaxWait.Milliseconds())
+	return checkWait(b.WaitMs)
+}
+
+// checkWait checks a body's waitMs.
+func checkWait(ms *int64) error {
+	if ms != nil && (*ms < 0 || *ms > MaxWait.Milliseconds()) {
+		return badRequest("field \"waitMs\": %d is outside 0..%d", *ms, MaxWait.Milliseconds())
 	}
 	return nil
 }
@@ -293,15 +298,18 @@ func (b *queueBody) check() error {
 type reserveBody api.ReservationRequest
 
 func (b *reserveBody) field(name string) any {
-	if name == "token" {
+	switch name {
+	case "token":
 		return &b.Token
+	case "waitMs":
+		return &b.WaitMs
 	}
 	return nil
 }
 
-func (b *reserveBody) keys() []string { return []string{"token"} }
+func (b *reserveBody) keys() []string { return []string{"token", "waitMs"} }
 
-func (b *reserveBody) check() error { return nil }
+func (b *reserveBody) check() error { return checkWait(b.WaitMs) }
 
 // claimBody decodes an api.ClaimRequest.
 type claimBody api.ClaimRequest

@@ -916,3 +916,37 @@ func TestAttacksOverHTTP(t *testing.T) {
 		checkErrorAnswer(t, name, redeem(tok), 400, engine.ReasonInvalidToken)
 	}
 }
+
+// TestReservationWaits: a network reservation made while the network sink
+// is still empty waits (waitMs) for the refill and succeeds, as a
+// teleport does; with waitMs 0 it is answered at once with no-location.
+func TestReservationWaits(t *testing.T) {
+	cfg := smallConfig(t)
+	// The engine does not run yet: nothing is screened or promoted.
+	ev := start(t, cfg, envOptions{norun: true})
+	base := "/v1/regions/" + config.DefaultRegionName + "/network/reservations"
+	checkErrorAnswer(t, "a reservation that does not wait, the sink empty", ev.call("POST", base, `{"waitMs":0}`), 503, engine.ReasonNoLocation)
+
+	answered := make(chan answer, 1)
+	go func() { answered <- ev.call("POST", base, `{"waitMs":30000}`) }()
+	// The request waits in the server before the refill begins.
+	waitFor(t, 10*time.Second, "the reservation in flight", func() bool { return inFlight(t, ev.srv) >= 1 })
+	select {
+	case a := <-answered:
+		t.Fatalf("a reservation with waitMs answered %d %s before any location was ready", a.status, a.body)
+	default:
+	}
+	ev.run()
+	a := <-answered
+	if a.status != 201 {
+		t.Fatalf("a reservation waiting for the refill: %d %s, want 201", a.status, a.body)
+	}
+	var res api.Reservation
+	if err := json.Unmarshal(a.body, &res); err != nil || res.Token == "" || res.Location.Sink != "network" {
+		t.Fatalf("reservation %s: %+v, %v", a.body, res, err)
+	}
+	if st := ev.stats(config.DefaultRegionName); st.Pipeline.Misses != 2 {
+		t.Errorf("misses %d, want 2 (the reservation that did not wait, and the waiting one once)", st.Pipeline.Misses)
+	}
+	checkErrorAnswer(t, "waitMs out of range", ev.call("POST", base, `{"waitMs":30001}`), 400, CodeBadRequest)
+}

@@ -111,7 +111,7 @@ func (f *fakeEngine) OpenQueue(region, player string, capacity int) error {
 func (f *fakeEngine) CloseQueue(region, player string) error {
 	return f.call("CloseQueue " + region + " " + player)
 }
-func (f *fakeEngine) Reserve(region, token string) (engine.Reservation, error) {
+func (f *fakeEngine) ReserveWait(_ context.Context, region, token string, _ time.Duration, _ <-chan struct{}) (engine.Reservation, error) {
 	if err := f.call("Reserve " + region + " " + token); err != nil {
 		return engine.Reservation{}, err
 	}

@@ -353,8 +353,16 @@ func (s *Server) reserve(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decodeBody(w, r, &b); err != nil {
 		return err
 	}
-	res, err := s.e.Reserve(r.PathValue("region"), b.Token)
+	wait := s.opts.DefaultWait
+	if b.WaitMs != nil {
+		wait = time.Duration(*b.WaitMs) * time.Millisecond
+	}
+	res, err := s.e.ReserveWait(r.Context(), r.PathValue("region"), b.Token, wait, s.drain.Done())
 	if err != nil {
+		var ee *engine.Error
+		if s.drain.Err() != nil && errors.As(err, &ee) && (ee.Reason == engine.ReasonNoLocation || ee.Reason == engine.ReasonShutdown) {
+			return shuttingDown("the server is shutting down")
+		}
 		return err
 	}
 	return s.writeJSON(w, http.StatusCreated, toReservation(res))

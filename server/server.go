@@ -38,7 +38,7 @@ type Engine interface {
 	Quit(region, player string) error
 	OpenQueue(region, player string, capacity int) error
 	CloseQueue(region, player string) error
-	Reserve(region, token string) (engine.Reservation, error)
+	ReserveWait(ctx context.Context, region, token string, wait time.Duration, done <-chan struct{}) (engine.Reservation, error)
 	Redeem(region, token string) (engine.Location, error)
 	Release(region, token string) error
 	Stats(region string) (engine.Stats, error)

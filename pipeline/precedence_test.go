@@ -1,0 +1,362 @@
+package pipeline
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rtpengine/rtp/geom"
+)
+
+// gateState is the gate's queue, read under its lock.
+func (g *Gate) gateState() (urgentWaiting, backWaiting, promised int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.waitUrgent), len(g.waitBack), g.promised
+}
+
+// awaitGate waits (yielding the processor, never sleeping) until the
+// gate's queue satisfies cond, failing the test after a while.
+func awaitGate(t *testing.T, g *Gate, what string, cond func(urgent, back, promised int) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if cond(g.gateState()) {
+			return
+		}
+		if time.Now().After(deadline) {
+			u, b, p := g.gateState()
+			t.Fatalf("waiting for %s: %d urgent and %d background units waiting, %d promised", what, u, b, p)
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestPromotionsGoFirst pins the scheduling rule: a sink below its quota
+// with places in cold is served first. The test holds every lane of a
+// gate of one while the work queues up, then lets go: each screening,
+// when it gets its turn, finds no short sink with cold places, no
+// promotion waiting for a turn and none promised.
+// Twice: after a pulse that starts promotions and screenings together,
+// and after requests (Take) drain the sink between pulses, whose
+// promotions start at once, ahead of screenings queued earlier.
+func TestPromotionsGoFirst(t *testing.T) {
+	gate := NewGate(1)
+	var (
+		mu       sync.Mutex
+		log      []string
+		checking bool
+	)
+	record := func(ev string) {
+		mu.Lock()
+		if checking {
+			log = append(log, ev)
+		}
+		mu.Unlock()
+	}
+	var e *env
+	e = newEnv(t, envConfig{opts: func(o *Options) {
+		o.Gate = gate
+		o.General = SinkConfig{Capacity: 4}
+		o.Budget.Screens, o.Budget.MaxScreens, o.Budget.Candidates = 8, 8, 8
+		screen := o.Screen
+		o.Screen = func(ctx context.Context, c geom.Chunk) (Screened, error) {
+			mu.Lock()
+			on := checking
+			mu.Unlock()
+			if on {
+				g := e.p.General()
+				if need, cold := g.need(), e.p.cold.Len(); need > 0 && cold > 0 {
+					t.Errorf("a screening took a turn while the sink lacked %d places and cold held %d", need, cold)
+				}
+				if u, _, p := gate.gateState(); u > 0 || p > 0 {
+					t.Errorf("a screening took a turn while %d promotions waited and %d were promised", u, p)
+				}
+			}
+			record("screen")
+			return screen(ctx, c)
+		}
+	}})
+	defer e.shutdown()
+	e.rsv.hook = func(geom.Chunk) error {
+		record("reserve")
+		return nil
+	}
+	g := e.p.General()
+	// Cold fills first, the sink taking nothing.
+	g.SetCapacity(0)
+	e.fill(20, func() bool { return e.p.cold.Len() >= 24 })
+	g.SetCapacity(4)
+
+	ctx := context.Background()
+	// hold takes every lane of the gate but the surge ones (the refill
+	// does not starve here).
+	hold := func() []*Turn {
+		t.Helper()
+		var ts []*Turn
+		for range gate.Size() {
+			turn, err := gate.Enter(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts = append(ts, turn)
+		}
+		return ts
+	}
+	release := func(ts []*Turn) {
+		for _, turn := range ts {
+			turn.Leave()
+		}
+	}
+	// checkLog verifies that n reservations and some screenings ran. (A
+	// promotion and a screening may run at once, on the gate's urgent
+	// lane and its other lane, so the log's order is not the rule's: the
+	// screening function checks the rule as each screening starts.)
+	checkLog := func(phase string, n int) {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		reserves, screens := 0, 0
+		for _, ev := range log {
+			switch ev {
+			case "reserve":
+				reserves++
+			case "screen":
+				screens++
+			}
+		}
+		if reserves != n || screens == 0 {
+			t.Errorf("%s: %d reservations and %d screenings ran, want %d and some (log %v)", phase, reserves, screens, n, log)
+		}
+		log, checking = nil, false
+	}
+
+	// 1. A pulse starts the sink's four promotions and eight screenings
+	// while the test holds the lanes.
+	held := hold()
+	if err := e.p.Pulse(ctx); err != nil {
+		t.Fatal(err)
+	}
+	awaitGate(t, gate, "4 promotions and 8 screenings", func(u, b, p int) bool { return u+p == 4 && b == 8 })
+	mu.Lock()
+	checking = true
+	mu.Unlock()
+	release(held)
+	if err := e.p.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkLog("after a pulse", 4)
+	if g.Len() != 4 {
+		t.Fatalf("the sink holds %d of 4", g.Len())
+	}
+
+	// 2. Screenings queue (the sink is full), then requests take three
+	// places: their promotions start at once and go first.
+	held = hold()
+	if err := e.p.Pulse(ctx); err != nil {
+		t.Fatal(err)
+	}
+	awaitGate(t, gate, "8 screenings", func(u, b, p int) bool { return b == 8 })
+	for range 3 {
+		h, _, err := e.p.Take(ctx, Request{Player: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Close()
+	}
+	awaitGate(t, gate, "3 promotions", func(u, b, p int) bool { return u+p == 3 })
+	mu.Lock()
+	checking = true
+	mu.Unlock()
+	release(held)
+	if err := e.p.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkLog("after three takes", 3)
+	if g.Len() != 4 {
+		t.Fatalf("the sink holds %d of 4 after its refill", g.Len())
+	}
+	if !gate.idle() {
+		t.Error("the gate holds lanes, waiters or promises once the work is done")
+	}
+}
+
+// TestReserveWaits: a reservation made while the network pool is empty
+// waits for the refill and leases the first entry that lands, counting
+// one miss; without a wait, or once the wait has passed, it misses.
+func TestReserveWaits(t *testing.T) {
+	e := newEnv(t, envConfig{opts: func(o *Options) {
+		o.Network = NetworkConfig{Enabled: true, Capacity: 2, LeaseTTL: time.Minute}
+	}})
+	defer e.shutdown()
+	n := e.p.Network()
+	ctx := context.Background()
+	if _, _, err := n.ReserveWait(ctx, n.NewToken(), 0, nil, nil); err != ErrMiss {
+		t.Fatalf("ReserveWait without a wait on an empty pool = %v, want ErrMiss", err)
+	}
+	if _, _, err := n.ReserveWait(ctx, n.NewToken(), time.Millisecond, nil, nil); err != ErrMiss {
+		t.Fatalf("ReserveWait of 1 ms, nothing refilling = %v, want ErrMiss", err)
+	}
+	type result struct {
+		loc Location
+		err error
+	}
+	tok := n.NewToken()
+	got := make(chan result, 1)
+	go func() {
+		loc, _, err := n.ReserveWait(ctx, tok, time.Hour, nil, nil)
+		got <- result{loc, err}
+	}()
+	// The reservation misses before the refill begins.
+	for deadline := time.Now().Add(10 * time.Second); e.p.Stats().Misses < 3; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiting reservation never missed")
+		}
+	}
+	// The refill: cycles until the reservation is answered.
+	var r result
+	for done := false; !done; {
+		e.cycle()
+		select {
+		case r = <-got:
+			done = true
+		default:
+		}
+	}
+	if r.err != nil {
+		t.Fatalf("a waiting reservation = %v, want a lease", r.err)
+	}
+	if loc, err := n.Reserve(tok); err != nil || loc != r.loc {
+		t.Errorf("the token's lease = %v, %v; want %v", loc, err, r.loc)
+	}
+	if m := e.p.Stats().Misses; m != 3 {
+		t.Errorf("misses %d, want 3 (each reservation once)", m)
+	}
+	// A fresh pipeline refills nothing without pulses: a closed stop
+	// ends the wait.
+	e2 := newEnv(t, envConfig{opts: func(o *Options) {
+		o.Network = NetworkConfig{Enabled: true, Capacity: 2, LeaseTTL: time.Minute}
+	}})
+	defer e2.shutdown()
+	stop := make(chan struct{})
+	close(stop)
+	n2 := e2.p.Network()
+	if _, _, err := n2.ReserveWait(ctx, n2.NewToken(), time.Hour, stop, nil); err != ErrClosed {
+		t.Errorf("ReserveWait stopped = %v, want ErrClosed", err)
+	}
+}
+
+// TestGateSurge: a gate of one admits one background unit at a time, and
+// two while a pipeline holding it reports starving.
+func TestGateSurge(t *testing.T) {
+	ctx := context.Background()
+	g := NewGate(1)
+	key := new(int)
+	first, err := g.EnterBackground(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := make(chan *Turn, 1)
+	go func() {
+		turn, err := g.EnterBackground(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		entered <- turn
+	}()
+	awaitGate(t, g, "a second background unit waiting", func(u, b, p int) bool { return b == 1 })
+	// Starving: the surge lane opens for the waiting unit.
+	g.report(key, 0, true)
+	second := <-entered
+	// Not starving: the surge lane, once given back, stays shut.
+	g.report(key, 0, false)
+	go func() {
+		turn, err := g.EnterBackground(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		entered <- turn
+	}()
+	awaitGate(t, g, "a third background unit waiting", func(u, b, p int) bool { return b == 1 })
+	second.Leave()
+	if u, b, _ := g.gateState(); u != 0 || b != 1 {
+		t.Fatalf("after a surge lane came back, not starving: %d urgent and %d background waiting, want the background unit still waiting", u, b)
+	}
+	first.Leave()
+	(<-entered).Leave()
+	if !g.idle() {
+		t.Error("the gate is not idle at the end")
+	}
+}
+
+// TestGatePromise: from Promise to its Enter or Cancel, no background
+// unit is admitted, though lanes are free; a promise's turn is urgent.
+func TestGatePromise(t *testing.T) {
+	ctx := context.Background()
+	g := NewGate(1)
+	for _, end := range []string{"cancel", "enter"} {
+		promised := g.Promise()
+		entered := make(chan *Turn, 1)
+		go func() {
+			turn, err := g.EnterBackground(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			entered <- turn
+		}()
+		awaitGate(t, g, "a background unit waiting behind the promise", func(u, b, p int) bool { return b == 1 && p == 1 })
+		select {
+		case <-entered:
+			t.Fatalf("%s: a background unit was admitted while a promotion was promised", end)
+		default:
+		}
+		if end == "cancel" {
+			promised.Cancel()
+			promised.Cancel() // a second Cancel does nothing
+		} else {
+			turn, err := promised.Enter(ctx)
+			if err != nil || turn.back {
+				t.Fatalf("a promised Enter = %+v, %v; want an urgent turn", turn, err)
+			}
+			turn.Leave()
+		}
+		(<-entered).Leave()
+		if !g.idle() {
+			t.Fatalf("%s: the gate is not idle", end)
+		}
+	}
+	var nilGate *Gate
+	if p := nilGate.Promise(); p != nil {
+		t.Error("a nil gate's Promise is not nil")
+	} else if turn, err := p.Enter(ctx); turn != nil || err != nil {
+		t.Errorf("a nil promise's Enter = %v, %v", turn, err)
+	}
+}
+
+// TestPausedTakeStartsNothing: once Housekeep has run (the region is
+// paused), a take starts no promotion between pulses; the next Pulse
+// refills again.
+func TestPausedTakeStartsNothing(t *testing.T) {
+	e := newEnv(t, envConfig{})
+	defer e.shutdown()
+	g := e.p.General()
+	e.fill(20, func() bool { return g.Len() == g.Cap() && e.p.cold.Len() > 0 })
+	ctx := context.Background()
+	if err := e.p.Housekeep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := e.p.Take(ctx, Request{Player: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	if n := g.pending.Load(); n != 0 {
+		t.Fatalf("a take in a paused pipeline started %d promotions", n)
+	}
+	e.cycle()
+	if g.Len() != g.Cap() {
+		t.Fatalf("after a pulse the sink holds %d of %d", g.Len(), g.Cap())
+	}
+}
