@@ -36,8 +36,9 @@ const (
 	// rejected, nothing cached); answered at once, until the world changes
 	// or the rejections expire.
 	CodeRegionExhausted = "region-exhausted"
-	// CodeLeasesUnavailable: a fleet's network lease store could not be
-	// reached; nothing was handed out.
+	// CodeLeasesUnavailable: the network lease store (a fleet's, or a
+	// single node's database) could not be reached or failed; nothing was
+	// handed out.
 	CodeLeasesUnavailable = "leases-unavailable"
 	CodePaused            = "paused"
 	CodeShutdown          = "shutdown"

@@ -33,8 +33,9 @@ type Config struct {
 	// Archive is the terrain archive (a disposable cache of terrain
 	// tiles): a SQLite file, a PostgreSQL database, or none.
 	Archive Archive `yaml:"archive"`
-	// Leases is the store of network leases: the process's memory, or a
-	// Redis server the nodes of a fleet share.
+	// Leases is the store of network leases: the node's own (its SQLite
+	// locations database, or its memory), or a Redis server the nodes of
+	// a fleet share.
 	Leases Leases `yaml:"leases"`
 	// Node names this process among the nodes of a fleet (a PostgreSQL
 	// database), and sets how long its claims outlive it.
@@ -185,8 +186,10 @@ type Archive struct {
 // Leases is the store of network leases: the holds network tokens take
 // on locations while players move between servers.
 type Leases struct {
-	// Kind is local (the process's memory: a token is redeemed on the
-	// node that granted it) or redis (a Redis server: a token granted
+	// Kind is local (the node's own: a token is redeemed on the node that
+	// granted it; kept in the SQLite locations database, across restarts
+	// and crashes, or with database.kind postgres in the process's
+	// memory) or redis (a Redis server: a token granted
 	// through one node is redeemed through any). Default local.
 	Kind string `yaml:"kind"`
 	// URL is the Redis URL, redis:// or rediss:// (kind redis); when

@@ -24,8 +24,9 @@ const (
 	KindPostgres = "postgres"
 	// KindDisabled runs without a terrain archive (archive only).
 	KindDisabled = "disabled"
-	// KindLocal keeps network leases in the process's memory (leases
-	// only).
+	// KindLocal keeps network leases on the node: in the SQLite
+	// locations database (with database.kind sqlite), else in the
+	// process's memory (leases only).
 	KindLocal = "local"
 	// KindRedis keeps network leases in Redis, shared by the nodes
 	// (leases only).

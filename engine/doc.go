@@ -32,7 +32,8 @@
 //	                           one archive at a time
 //	<data>/ttl.yml             TTL policy (ttl.LoadFileOrDefault)
 //	<data>/claims.db           claims store, verifier source "claims"
-//	<data>/rtp.db              locations of every region (sqlitepersist)
+//	<data>/rtp.db              locations of every region, and the network
+//	                           leases (sqlitepersist)
 //	<data>/memory/<region>.bin spatial memory of each region
 //
 // (with Spec.Fleet.DatabaseURL, the claims and the locations live in that

@@ -161,8 +161,10 @@ type Engine struct {
 	// read-only afterwards.
 	freshDB       string
 	archivesFound []string
-	// leases is the network lease store a fleet shares (nil: each
-	// network sink keeps its leases in memory); leasesCloser closes it.
+	// leases is the network lease store: the one a fleet shares, or a
+	// single node's in its locations database (nil: each network sink
+	// keeps its leases in memory); leasesCloser closes it (nil: nothing
+	// to close).
 	leases       lease.Store
 	leasesCloser io.Closer
 	node         string // this node's name in the leases it grants
@@ -258,6 +260,11 @@ func New(ctx context.Context, spec Spec, opts Options) (_ *Engine, err error) {
 	}
 	if e.leases, e.leasesCloser, err = openLeases(ctx, spec.Fleet.LeasesURL); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if e.leases == nil {
+		if e.leases, err = e.openLocalLeases(ctx); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
 	}
 	switch {
 	case e.fleet != nil:

@@ -11,8 +11,31 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/rtpengine/rtp/lease"
+	leaselocal "github.com/rtpengine/rtp/lease/local"
 	leaseredis "github.com/rtpengine/rtp/lease/redis"
 )
+
+// openLocalLeases opens the network lease store of a single node: a
+// lease/local store written through the leases table of its SQLite
+// locations database, so that a token reserved before a restart or a
+// crash is still redeemable after it, and one redeemed is never redeemed
+// again (it is refused as redeemed, or once too old as expired). It
+// returns nil for a fleet node on PostgreSQL without a lease store: its
+// network sinks keep their leases in memory.
+//
+// The store needs no closing: it writes through the database, which the
+// engine closes after the pipelines.
+func (e *Engine) openLocalLeases(ctx context.Context) (lease.Store, error) {
+	db, ok := e.db.(sqliteDB)
+	if !ok {
+		return nil, nil
+	}
+	s, err := leaselocal.Open(ctx, db.Leases(), leaselocal.Options{Clock: e.opts.Clock})
+	if err != nil {
+		return nil, fmt.Errorf("network leases: %w", err)
+	}
+	return s, nil
+}
 
 // openLeases opens the network lease store that FleetSpec.LeasesURL names:
 // "" is none (nil store and closer: the network sinks keep their leases in

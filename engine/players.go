@@ -14,8 +14,9 @@ import (
 // it.
 const ReasonInternal = "internal"
 
-// ReasonLeasesUnavailable: the network lease store a fleet shares
-// (FleetSpec.LeasesURL) could not be reached or failed, so a network call
+// ReasonLeasesUnavailable: the network lease store (the one a fleet shares,
+// FleetSpec.LeasesURL, or a single node's in its locations database)
+// could not be reached or failed, so a network call
 // could not be decided; Err holds the store's error. Nothing was handed
 // out, and the token is not used up unless the store had redeemed it
 // before the failure (a retry then says ReasonRedeemed). Retrying later
@@ -171,7 +172,7 @@ func networkError(region string, err error) error {
 // It does not wait: with nothing ready it fails with ReasonNoLocation
 // (ReserveWait waits). Other failures: ReasonNoSink (no network sink),
 // ReasonInvalidToken, ReasonRedeemed, ReasonLeaseExpired,
-// ReasonLeasesUnavailable (fleet mode: the lease store failed).
+// ReasonLeasesUnavailable (the lease store failed).
 //
 // In fleet mode, a token already reserved through another node gets that
 // node's location, and Expires as the store tells it.

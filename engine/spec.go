@@ -121,7 +121,10 @@ type FleetSpec struct {
 	DatabaseURL string
 	// LeasesURL is a Redis URL ("redis://..."). When set, network leases
 	// live there, so a token reserved through one node can be redeemed
-	// through any other. Default "": in the process's memory.
+	// through any other. Default "": a single node's (DatabaseURL "")
+	// in its locations database, where a reservation and a redemption
+	// outlive a restart or a crash; a fleet node's in its process's
+	// memory.
 	LeasesURL string
 	// Node names this engine among the fleet's nodes; one process at a
 	// time per name. Default: the host name, a dash and a random suffix.

@@ -4,7 +4,9 @@
 // A lease is granted under a token for a time to live, redeemed once by
 // whichever node the player arrives on, or released by the node that no
 // longer needs it. The Store interface is the contract; package
-// lease/local keeps leases in one process's memory and package
+// lease/local keeps leases in one process's memory, optionally written
+// through a Journal to outlive the process (package
+// pipeline/sqlitepersist keeps one in SQLite), and package
 // lease/redis keeps them in Redis, so that a token reserved through any
 // node of a fleet can be redeemed through any other, even after the
 // granting node died. Package lease/leasetest checks an implementation

@@ -28,8 +28,9 @@ const (
 // schemaVersion is the PRAGMA user_version this package writes: 2 added
 // the hot column and the meta, memory_journal and spots tables; 3 keyed
 // the locations by an integer space and their column, in a table without
-// rowids, and made spots a log (see schema).
-const schemaVersion = 3
+// rowids, and made spots a log (see schema); 4 added the leases table
+// (see Leases).
+const schemaVersion = 4
 
 // schema is the current schema. A row change is a lookup of one key in
 // one b-tree: the locations table is its own index, keyed by integers
@@ -53,6 +54,8 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS memory_journal_region ON memory_journal (region, seq)`,
 	`CREATE TABLE IF NOT EXISTS spots ` + spotsColumns,
 	`CREATE INDEX IF NOT EXISTS spots_region ON spots (region, at)`,
+	`CREATE TABLE IF NOT EXISTS leases ` + leasesColumns,
+	`CREATE INDEX IF NOT EXISTS leases_forget ON leases (forget)`,
 }
 
 // Column lists shared by schema and the upgrades: the journal's, which
@@ -119,6 +122,11 @@ var upgrades = map[int][]string{
 		`DROP TABLE spots`,
 		`ALTER TABLE spots_v3 RENAME TO spots`,
 		`CREATE INDEX spots_region ON spots (region, at)`,
+	},
+	// Version 3 kept no network leases.
+	3: {
+		`CREATE TABLE leases ` + leasesColumns,
+		`CREATE INDEX leases_forget ON leases (forget)`,
 	},
 }
 
@@ -355,7 +363,7 @@ func (d *DB) Fresh() bool { return d.fresh }
 
 // tables are the tables this package creates, in every schema version; a
 // database holding any other is another program's, and Open refuses it.
-var tables = []string{"spaces", "locations", "meta", "memory_journal", "spots"}
+var tables = []string{"spaces", "locations", "meta", "memory_journal", "spots", "leases"}
 
 func (d *DB) open(ctx context.Context) error {
 	// Recognise another program's database before anything writes to it.

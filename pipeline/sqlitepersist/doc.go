@@ -40,9 +40,20 @@
 // those a save covers) and spots(seq, region, x, z, at) the columns handed
 // out: a log, appended to at each claim, of which reading keeps a
 // column's latest time, indexed by (region, at) so that TrimSpots deletes
-// from its old end. Schema version 2 added the journal and version 3 the
-// spaces and the log; Open upgrades a database of either earlier version
-// in one transaction, which changes nothing if it fails.
+// from its old end. Schema version 2 added the journal, version 3 the
+// spaces and the log, and version 4 the leases; Open upgrades a database
+// of any earlier version in one transaction, which changes nothing if it
+// fails.
+//
+// # Network leases
+//
+// DB.Leases is a lease.Journal over leases(token, lease, expires, forget,
+// redeemed), in which a single node's lease/local store keeps its network
+// leases and the tokens redeemed. Unlike the locations' writes, each of
+// its writes is a transaction of its own, committed before the call
+// returns: the network sink answers a reservation or a redemption only
+// once it is on disk, so that after a restart or a SIGKILL a redeemed
+// token is still refused and a reserved one still redeemable.
 //
 // # Writes
 //

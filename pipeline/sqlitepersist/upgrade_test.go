@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
+	"github.com/rtpengine/rtp/lease"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/pipeline/sqlitepersist"
 )
@@ -141,8 +142,8 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if v := userVersion(t, path); v != 3 {
-		t.Fatalf("user_version after the upgrade = %d, want 3", v)
+	if v := userVersion(t, path); v != 4 {
+		t.Fatalf("user_version after the upgrade = %d, want 4", v)
 	}
 }
 
@@ -216,7 +217,7 @@ func TestUpgradeFailureKeepsDatabase(t *testing.T) {
 		db.Close()
 		t.Fatal("Open of a damaged version 2 database succeeded")
 	}
-	if !strings.Contains(err.Error(), "upgrade schema 2 to 3") {
+	if !strings.Contains(err.Error(), "upgrade schema 2 to 4") {
 		t.Errorf("Open error = %v, want it to name the upgrade", err)
 	}
 	if v := userVersion(t, path); v != 2 {
@@ -234,3 +235,78 @@ func TestUpgradeFailureKeepsDatabase(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// schemaV3 is the schema version 3 wrote (no leases table).
+var schemaV3 = []string{
+	`CREATE TABLE spaces (
+		id     INTEGER PRIMARY KEY,
+		region TEXT NOT NULL,
+		key    TEXT NOT NULL,
+		world  TEXT NOT NULL,
+		UNIQUE (region, key, world)
+	)`,
+	`CREATE TABLE locations (
+		space INTEGER NOT NULL,
+		x     INTEGER NOT NULL,
+		z     INTEGER NOT NULL,
+		y     INTEGER NOT NULL,
+		seq   INTEGER NOT NULL,
+		idx   INTEGER NOT NULL,
+		n     INTEGER NOT NULL CHECK (n > 0),
+		hot   INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (space, x, z, y)
+	) WITHOUT ROWID`,
+	`CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID`,
+	`CREATE TABLE memory_journal (
+		seq    INTEGER PRIMARY KEY,
+		region TEXT NOT NULL,
+		idx    INTEGER NOT NULL,
+		cause  INTEGER NOT NULL,
+		source TEXT NOT NULL,
+		at     INTEGER NOT NULL
+	)`,
+	`CREATE INDEX memory_journal_region ON memory_journal (region, seq)`,
+	`CREATE TABLE spots (
+		seq    INTEGER PRIMARY KEY,
+		region TEXT NOT NULL,
+		x      INTEGER NOT NULL,
+		z      INTEGER NOT NULL,
+		at     INTEGER NOT NULL
+	)`,
+	`CREATE INDEX spots_region ON spots (region, at)`,
+	`PRAGMA user_version = 3`,
+}
+
+// TestUpgradeFromVersion3 checks that a version 3 database gains the
+// leases table and keeps its locations.
+func TestUpgradeFromVersion3(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.db")
+	execRaw(t, path, append(slices.Clone(schemaV3),
+		`INSERT INTO spaces (id, region, key, world) VALUES (1, 'north', 'k1', 'overworld')`,
+		`INSERT INTO locations (space, x, z, y, seq, idx, n) VALUES (1, 5, 6, 70, 2, 11, 1), (1, -3, 4, 64, 1, 12, 1)`,
+		`INSERT INTO meta (k, v) VALUES ('state', 'clean')`,
+	)...)
+	db := openDB(t, path)
+	want := []pipeline.Location{
+		{World: "overworld", X: -3, Y: 64, Z: 4, Index: 12},
+		{World: "overworld", X: 5, Y: 70, Z: 6, Index: 11},
+	}
+	if got := load(t, db, "north", "k1"); !slices.Equal(got, want) {
+		t.Errorf("north after the upgrade = %v, want %v", got, want)
+	}
+	ctx := context.Background()
+	clock := newLeaseClock()
+	s := openLeases(t, db, clock.Now)
+	if err := s.Grant(ctx, "tok", lease.Lease{World: "overworld", X: 1}, time.Minute); err != nil {
+		t.Fatalf("Grant after the upgrade: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v := userVersion(t, path); v != 4 {
+		t.Fatalf("user_version after the upgrade = %d, want 4", v)
+	}
+	if n := countLeases(t, path); n != 1 {
+		t.Errorf("leases after a Grant = %d rows, want 1", n)
+	}
+}
