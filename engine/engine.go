@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -391,7 +392,7 @@ func (e *Engine) openMinecraft(ctx context.Context, name string, mc MinecraftWor
 // procworld -> resident store. A store that fails to open is logged once
 // by the archive, which then runs without one.
 func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralWorld, path, schema string) (*worldState, error) {
-	gen, err := procgen.New(pw.Params)
+	gen, err := procgen.NewWithOptions(pw.Params, procgen.Options{CacheCells: e.drainageCells(name)})
 	if err != nil {
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}
@@ -432,6 +433,38 @@ func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralW
 	}
 	w.resident = world.NewResident(w.source, world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name)})
 	return w, nil
+}
+
+// maxDrainageCells bounds the drainage cells a procedural world keeps in
+// memory, about 200 KB each (procgen.DefaultCacheCells): 100 MB.
+const maxDrainageCells = 512
+
+// drainageCells returns how many drainage cells the generator of the
+// procedural world named world should keep: enough for every cell its
+// regions' areas touch, so that screening random chunks of them computes
+// each cell once instead of evicting and computing it again (a cell is
+// some 40 ms of work, a tile within a cached one a few). At least
+// procgen.DefaultCacheCells, at most maxDrainageCells.
+func (e *Engine) drainageCells(world string) int {
+	const cell = 1024.0 // procgen's drainage cell, in blocks
+	total := 0.0
+	for _, rs := range e.spec.Regions {
+		if rs.World != world {
+			continue
+		}
+		sh := rs.Geom
+		if sh == nil {
+			var err error
+			if sh, err = rs.Shape.Build(); err != nil {
+				continue // the region reports it when it opens
+			}
+		}
+		// The cells a shape of this area touches: its area in cells, a
+		// band of cells along its edge, and the corners.
+		area := float64(sh.Len()) * geom.ChunkSize * geom.ChunkSize
+		total += area/(cell*cell) + 4*math.Sqrt(area)/cell + 4
+	}
+	return int(min(max(total, procgen.DefaultCacheCells), maxDrainageCells))
 }
 
 // regionKey is what a region's persisted locations were verified under: a

@@ -17,3 +17,7 @@ func OpenHandouts(e *Engine) int64 { return e.out.open.Load() }
 
 // HandoutLimitsWithDefaults returns l with its defaults applied.
 func HandoutLimitsWithDefaults(l HandoutLimits) HandoutLimits { return l.withDefaults() }
+
+// DrainageCells returns how many drainage cells the generator of the
+// procedural world named world keeps.
+func DrainageCells(e *Engine, world string) int { return e.drainageCells(world) }
