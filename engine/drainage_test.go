@@ -31,3 +31,27 @@ func TestDrainageCellsCoverRegions(t *testing.T) {
 		}
 	}
 }
+
+// TestTileSizeFitsArchive: the procedural world reads the smallest tiles
+// whose count over its regions the archive holds: one chunk a tile for a
+// small region, 32 blocks for the default region of radius 4096 (205,887
+// chunks, 51,472 tiles of 65,536 entries), and the default 64 beyond.
+func TestTileSizeFitsArchive(t *testing.T) {
+	for _, tc := range []struct {
+		radius int64
+		want   int
+	}{
+		{512, 16},
+		{4096, 32},
+		{16384, 64},
+	} {
+		cfg := testConfig(t)
+		rc := cfg.Regions[config.DefaultRegionName]
+		rc.Shape.Radius = tc.radius
+		cfg.Regions[config.DefaultRegionName] = rc
+		e := newEngine(t, cfg)
+		if got := engine.TileSize(e, config.DefaultWorldName); got != tc.want {
+			t.Errorf("radius %d: tile size %d, want %d", tc.radius, got, tc.want)
+		}
+	}
+}

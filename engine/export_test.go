@@ -21,3 +21,7 @@ func HandoutLimitsWithDefaults(l HandoutLimits) HandoutLimits { return l.withDef
 // DrainageCells returns how many drainage cells the generator of the
 // procedural world named world keeps.
 func DrainageCells(e *Engine, world string) int { return e.drainageCells(world) }
+
+// TileSize returns the terrain tile edge the procedural world named world
+// reads.
+func TileSize(e *Engine, world string) int { return e.tileSize(world) }
