@@ -37,6 +37,12 @@ const (
 	DefaultRegionName = "default"
 	// DefaultRadius is ShapeSpec.Radius's default, in blocks (256 chunks).
 	DefaultRadius = 4096
+	// DefaultGeneralCapacity is a region's general sink capacity
+	// (activeChunkCap): 64 ready places are some 0.6 s of a fresh server's
+	// 100 teleports a second, which covers a refill's delay, for about
+	// 1 MiB of resident chunks. The pipeline's own default (10) ran dry
+	// between refills at that rate, and requests waited.
+	DefaultGeneralCapacity = 64
 	// DefaultPulse is RegionLive.Pulse's default.
 	DefaultPulse = 50 * time.Millisecond
 	// DefaultPlayerCap is RegionLive.PlayerCap's default.
@@ -411,8 +417,8 @@ type RegionLive struct {
 	// pipeline's defaults.
 	Budget pipeline.Budget
 	// GeneralCapacity is the number of ready places the general sink
-	// keeps. Default pipeline.DefaultGeneralCapacity. A smaller capacity
-	// applied by Reload evicts nothing at once.
+	// keeps. Default DefaultGeneralCapacity. A smaller capacity applied by
+	// Reload evicts nothing at once.
 	GeneralCapacity int
 	// NetworkCapacity is the network sink's unleased pool. Default
 	// pipeline.DefaultNetworkCapacity.
@@ -480,7 +486,7 @@ func (l RegionLive) withDefaults() RegionLive {
 	def(&b.MaxPromotions, pipeline.DefaultMaxPromotions)
 	def(&b.Transfers, pipeline.DefaultTransfers)
 	def(&b.LoginBurst, pipeline.DefaultLoginBurst)
-	def(&l.GeneralCapacity, pipeline.DefaultGeneralCapacity)
+	def(&l.GeneralCapacity, DefaultGeneralCapacity)
 	def(&l.NetworkCapacity, pipeline.DefaultNetworkCapacity)
 	def(&l.PlayerCap, DefaultPlayerCap)
 	switch {
