@@ -410,7 +410,7 @@ func TestEndToEnd(t *testing.T) {
 			`rtp_http_requests_total{code="404",route="POST /v1/regions/{region}/teleports"} 1`,
 			`rtp_http_request_duration_seconds_bucket{route="POST /v1/teleports/{id}/complete",le="0.001"}`,
 			`rtp_sink_fill{kind="general",region="default",sink="general"}`,
-			`rtp_sink_capacity{kind="general",region="default",sink="general"} 10`,
+			`rtp_sink_capacity{kind="general",region="default",sink="general"} ` + strconv.Itoa(engine.DefaultGeneralCapacity),
 			`rtp_memory_rejections_total{cause="safetyExternal",region="default",source="claims"}`,
 			`rtp_memory_coverage{region="default"}`,
 			`rtp_resident_reservations_open{world="world"}`,

@@ -16,6 +16,9 @@ const mcServer = require('flying-squid')
 
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n')
 console.log = (...a) => process.stderr.write(a.join(' ') + '\n')
+// An exception thrown by a listener of the server's tick would end its
+// tick interval without a word: say so on stderr.
+process.on('uncaughtException', e => process.stderr.write('uncaught exception: ' + (e && e.stack) + '\n'))
 
 const pregen = Number(process.env.MC_PREGEN || 8)
 const plugin = path.resolve(__dirname, '..')
