@@ -26,6 +26,7 @@ const count = Number(process.env.BOTS || 20)
 const LAND_MS = 5000
 const WATCH_MS = 5000
 const REPLY_MS = 15000
+const BUSY_MS = 10000
 
 function connect (i) {
   return new Promise((resolve, reject) => {
@@ -66,8 +67,21 @@ function until (bot, ms, handlers) {
   })
 }
 
-// rtpOnce runs one /rtp and reports what the bot saw.
+// rtpOnce runs one /rtp and reports what the bot saw. A player whose
+// previous teleport the plugin has not completed yet (it completes once the
+// server, not only the client, sees the player on the ground) is told the
+// teleport is on its way: the bot asks again, for at most BUSY_MS.
 async function rtpOnce (bot, round) {
+  const deadline = Date.now() + BUSY_MS
+  for (;;) {
+    const r = await rtpAttempt(bot, round)
+    if (!/already on its way/i.test(r.message || '') || Date.now() > deadline) return r
+    await new Promise(resolve => setTimeout(resolve, 250))
+  }
+}
+
+// rtpAttempt runs /rtp once.
+async function rtpAttempt (bot, round) {
   const from = bot.entity.position.clone()
   const t0 = Date.now()
   const r = { event: 'teleport', bot: bot.username, round }
