@@ -46,11 +46,7 @@ func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds rtp and runs it for several seconds; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "rtp")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildRTP(t)
 	dataDir := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "rtp.yml")
 	if err := os.WriteFile(cfg, []byte(`data_dir: `+dataDir+`
@@ -252,6 +248,17 @@ func waitServerReady(t *testing.T, c *client.Client) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// buildRTP builds the rtp command into a temporary folder and returns its
+// path, for the tests that run it as a process and kill it.
+func buildRTP(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "rtp")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // drive asks for teleports from two players at once for d and returns

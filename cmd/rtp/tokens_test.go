@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -24,11 +23,7 @@ func TestNetworkTokensSurviveKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds rtp and runs it; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "rtp")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildRTP(t)
 	dataDir := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "rtp.yml")
 	if err := os.WriteFile(cfg, []byte(`data_dir: `+dataDir+`
