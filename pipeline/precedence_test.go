@@ -133,6 +133,24 @@ func TestPromotionsGoFirst(t *testing.T) {
 		log, checking = nil, false
 	}
 
+	// finish lets the held work run with the checks on, waits for it, and
+	// checks the log of phase (promotions started) and that the sink is
+	// full again.
+	finish := func(held []*Turn, phase string, promotions int) {
+		t.Helper()
+		mu.Lock()
+		checking = true
+		mu.Unlock()
+		release(held)
+		if err := e.p.Settle(ctx); err != nil {
+			t.Fatal(err)
+		}
+		checkLog(phase, promotions)
+		if g.Len() != 4 {
+			t.Fatalf("%s: the sink holds %d of 4", phase, g.Len())
+		}
+	}
+
 	// 1. A pulse starts the sink's four promotions and eight screenings
 	// while the test holds the lanes.
 	held := hold()
@@ -140,17 +158,7 @@ func TestPromotionsGoFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitGate(t, gate, "4 promotions and 8 screenings", func(u, b, p int) bool { return u+p == 4 && b == 8 })
-	mu.Lock()
-	checking = true
-	mu.Unlock()
-	release(held)
-	if err := e.p.Settle(ctx); err != nil {
-		t.Fatal(err)
-	}
-	checkLog("after a pulse", 4)
-	if g.Len() != 4 {
-		t.Fatalf("the sink holds %d of 4", g.Len())
-	}
+	finish(held, "after a pulse", 4)
 
 	// 2. Screenings queue (the sink is full), then requests take three
 	// places: their promotions start at once and go first.
@@ -167,17 +175,7 @@ func TestPromotionsGoFirst(t *testing.T) {
 		h.Close()
 	}
 	awaitGate(t, gate, "3 promotions", func(u, b, p int) bool { return u+p == 3 })
-	mu.Lock()
-	checking = true
-	mu.Unlock()
-	release(held)
-	if err := e.p.Settle(ctx); err != nil {
-		t.Fatal(err)
-	}
-	checkLog("after three takes", 3)
-	if g.Len() != 4 {
-		t.Fatalf("the sink holds %d of 4 after its refill", g.Len())
-	}
+	finish(held, "after three takes", 3)
 	if !gate.idle() {
 		t.Error("the gate holds lanes, waiters or promises once the work is done")
 	}
