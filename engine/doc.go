@@ -24,7 +24,10 @@
 //	<data>/archive.db          terrain archive (SQLite) of the first
 //	                           procedural world, in name order; a failure
 //	                           to open it is logged once and that world
-//	                           runs without an archive
+//	                           runs without an archive; on a disk under
+//	                           the archive's floor at start it opens
+//	                           read-only, and with under 4 MiB free it is
+//	                           removed to make room (diskroom.go)
 //	<data>/archive-<world>.db  the archive of every other procedural world
 //	                           (beside the configured archive path: its
 //	                           name without extension, "-<world>", and its

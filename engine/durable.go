@@ -138,7 +138,9 @@ func (e *Engine) checkLostDatabase(r *Region) {
 // Warnings returns what an operator should know of the engine's state
 // that does not stop it serving, one line each, in region order: today,
 // the regions whose locations database was found lost at start
-// (RecoveryStats.LostDatabase). nil when there is nothing to say.
+// (RecoveryStats.LostDatabase), then what a full disk at start did to the
+// terrain archives (read-only, or removed to make room). nil when there is
+// nothing to say.
 func (e *Engine) Warnings() []string {
 	var out []string
 	for _, name := range e.names {
@@ -146,7 +148,7 @@ func (e *Engine) Warnings() []string {
 			out = append(out, fmt.Sprintf("region %q: %s", name, w))
 		}
 	}
-	return out
+	return append(out, e.diskWarnings...)
 }
 
 // saveMemory saves the region's memory file, trims the journal of the

@@ -162,6 +162,11 @@ type Engine struct {
 	// read-only afterwards.
 	freshDB       string
 	archivesFound []string
+	// readOnlyArchives are the archive files that open read-only because
+	// the disk was under their floor at start, with why; diskWarnings say
+	// what makeRoom did (see diskroom.go).
+	readOnlyArchives map[string]string
+	diskWarnings     []string
 	// leases is the network lease store: the one a fleet shares, or a
 	// single node's in its locations database (nil: each network sink
 	// keeps its leases in memory); leasesCloser closes it (nil: nothing
@@ -245,6 +250,7 @@ func New(ctx context.Context, spec Spec, opts Options) (_ *Engine, err error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.policy.Store(policy)
+	e.readOnlyArchives = e.makeRoom(spec)
 	copts := claims.Options{Clock: opts.Clock, Logger: e.log}
 	if spec.Fleet.DatabaseURL != "" {
 		// A fleet's claims are shared: what one node adds is in force on
@@ -411,8 +417,9 @@ func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralW
 		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
 			e.archivesFound = append(e.archivesFound, path)
 		}
+		_, readOnly := e.readOnlyArchives[path]
 		s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Limits: e.spec.Archive.Limits, Logger: e.log,
-			MinFreeBytes: e.spec.Archive.MinFreeBytes, MinFreePercent: e.spec.Archive.MinFreePercent})
+			MinFreeBytes: e.spec.Archive.MinFreeBytes, MinFreePercent: e.spec.Archive.MinFreePercent, ReadOnly: readOnly})
 		if err != nil {
 			aopts.StoreError = err
 		} else {

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/rtpengine/rtp/internal/diskspace"
+
 // SetHandoutLimits sets e's handout limits (Options has no field for
 // them yet): call it before e is shared.
 func SetHandoutLimits(e *Engine, l HandoutLimits) { e.out.setLimits(l) }
@@ -25,3 +27,11 @@ func DrainageCells(e *Engine, world string) int { return e.drainageCells(world) 
 // TileSize returns the terrain tile edge the procedural world named world
 // reads.
 func TileSize(e *Engine, world string) int { return e.tileSize(world) }
+
+// SetDiskUsage makes the engine see the free space usage returns instead
+// of the disk's, until the test ends (tests of diskroom.go).
+func SetDiskUsage(t interface{ Cleanup(func()) }, usage func(dir string) (diskspace.Usage, error)) {
+	old := diskUsageOf
+	diskUsageOf = usage
+	t.Cleanup(func() { diskUsageOf = old })
+}

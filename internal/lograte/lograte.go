@@ -4,6 +4,7 @@
 package lograte
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -27,6 +28,17 @@ type Limiter struct {
 // less than Interval ago; then it only counts it. A line that follows held
 // back ones carries their number as "suppressed".
 func (l *Limiter) Warn(log *slog.Logger, msg string, args ...any) {
+	l.log(log, slog.LevelWarn, msg, args)
+}
+
+// Info is Warn at information level, sharing its limit: a pair of lines
+// that report a state and its end (a disk low, then back) go through one
+// Limiter, so a state that flips often logs once per Interval in all.
+func (l *Limiter) Info(log *slog.Logger, msg string, args ...any) {
+	l.log(log, slog.LevelInfo, msg, args)
+}
+
+func (l *Limiter) log(log *slog.Logger, level slog.Level, msg string, args []any) {
 	now := time.Now
 	if l.Clock != nil {
 		now = l.Clock
@@ -44,5 +56,5 @@ func (l *Limiter) Warn(log *slog.Logger, msg string, args ...any) {
 	}
 	l.suppressed = 0
 	l.mu.Unlock()
-	log.Warn(msg, args...)
+	log.Log(context.Background(), level, msg, args...)
 }

@@ -31,6 +31,14 @@ func URI(path string, readOnly bool) string {
 	return uri
 }
 
+// ImmutableURI returns the data source name that opens the database file
+// at path read-only and immutable (SQLite's immutable=1): SQLite then takes
+// no locks and creates no -wal or -shm file beside it, so it opens on a
+// full disk. The caller must know that nothing writes the file meanwhile.
+func ImmutableURI(path string) string {
+	return "file:" + uriPath.Replace(path) + "?" + strings.Join(append([]string{"mode=ro", "immutable=1"}, driverParams...), "&")
+}
+
 // BusyTimeout is the PRAGMA that sets a connection's busy timeout to d,
 // rounded down to whole milliseconds and at least 1 ms (0 would turn the
 // wait off).

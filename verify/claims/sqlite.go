@@ -67,7 +67,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		if b.db != nil {
 			b.db.Close()
 		}
-		return nil, fmt.Errorf("claims: open %s: %w", path, err)
+		// Name the cause (a full disk, a read-only file) rather than
+		// SQLite's "disk I/O error".
+		return nil, fmt.Errorf("claims: open %s: %w", path, sqlitedb.Explain(path, err))
 	}
 	s.be = b
 	return s, nil

@@ -27,8 +27,13 @@ func writerConnector(path string, busy time.Duration) driver.Connector {
 
 // readerConnector opens the connections of the read-only pool: opened
 // read-only and query_only, so no read can write even by mistake; setup
-// runs after those.
-func readerConnector(path string, busy time.Duration, setup ...string) driver.Connector {
-	return sqlitedb.NewConnector(sqlitedb.URI(path, true),
+// runs after those. An immutable pool (Options.ReadOnly) takes no locks and
+// creates no file.
+func readerConnector(path string, busy time.Duration, immutable bool, setup ...string) driver.Connector {
+	uri := sqlitedb.URI(path, true)
+	if immutable {
+		uri = sqlitedb.ImmutableURI(path)
+	}
+	return sqlitedb.NewConnector(uri,
 		append([]string{sqlitedb.BusyTimeout(busy), `PRAGMA query_only = 1`}, setup...)...)
 }

@@ -75,6 +75,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		warnings: lograte.Limiter{Interval: time.Minute},
+		floorLog: lograte.Limiter{Interval: time.Minute},
 		gate:     txgate.New(opts.MaxConcurrentTx, opts.TxTimeout),
 		ops:      make(chan *writeOp),
 		touches:  newTouches(touchBatch),
@@ -104,6 +105,9 @@ func (s *Store) open(ctx context.Context) error {
 	}
 	// Say what is wrong with the folder (read-only, missing and not
 	// creatable) before SQLite gives a vaguer answer.
+	if s.opts.ReadOnly {
+		return s.openReadOnly(ctx)
+	}
 	if err := sqlitedb.Check(s.path); err != nil {
 		return err
 	}
@@ -153,12 +157,49 @@ func (s *Store) open(ctx context.Context) error {
 		return err
 	}
 
-	// The read-only pool.
+	return s.openReaders(ctx, false)
+}
+
+// openReadOnly opens a store of Options.ReadOnly: the read pool alone,
+// immutable, on an archive that must exist and hold the current schema.
+func (s *Store) openReadOnly(ctx context.Context) error {
+	fi, err := os.Stat(s.path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("read-only: %w", err)
+	case fi.IsDir():
+		return errors.New("is a directory")
+	case fi.Size() == 0:
+		return errors.New("read-only: the archive is empty")
+	}
+	if err := s.openReaders(ctx, true); err != nil {
+		return err
+	}
+	conn, err := s.rdb.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := precheck(ctx, conn); err != nil {
+		return err
+	}
+	var version int
+	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return err
+	}
+	if version != schemaVersion {
+		return errors.New("read-only: the archive holds no schema yet")
+	}
+	return nil
+}
+
+// openReaders opens the read-only pool and prepares its statements.
+func (s *Store) openReaders(ctx context.Context, immutable bool) error {
 	var setup []string
 	if s.opts.MmapSize > 0 {
 		setup = append(setup, fmt.Sprintf(`PRAGMA mmap_size = %d`, s.opts.MmapSize))
 	}
-	rdb := sql.OpenDB(readerConnector(s.path, s.opts.TxTimeout, setup...))
+	rdb := sql.OpenDB(readerConnector(s.path, s.opts.TxTimeout, immutable, setup...))
 	s.rdb = rdb
 	rdb.SetMaxOpenConns(s.opts.MaxConcurrentTx)
 	rdb.SetMaxIdleConns(s.opts.MaxConcurrentTx)

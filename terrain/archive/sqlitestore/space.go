@@ -55,21 +55,26 @@ func (s *Store) checkSpace() (low bool, missing int64) {
 	if fi, err := os.Stat(s.path + "-wal"); err == nil {
 		free -= min(free, uint64(fi.Size()))
 	}
-	low = free < floor
+	// Once yielding, the archive grows again only with a margin above the
+	// floor (an eighth of it, at least minReclaim): without one, each Put
+	// near the floor would flip between storing and evicting, and log each
+	// flip.
+	resume := floor + max(floor/8, minReclaim)
+	low = free < floor || s.yielding && free < resume
 	if low != s.yielding {
 		s.yielding = low
 		if low {
-			s.warnings.Warn(s.log, "sqlitestore: disk low: the archive stops growing and gives back space to the files beside it",
+			s.floorLog.Warn(s.log, "sqlitestore: disk low: the archive stops growing and gives back space to the files beside it",
 				"path", s.path, "free_bytes", u.Free, "wal_bytes", u.Free-free, "floor_bytes", floor, "dir", dir)
 		} else {
-			s.log.Info("sqlitestore: disk space is back above the floor: the archive grows again",
+			s.floorLog.Info(s.log, "sqlitestore: disk space is back above the floor: the archive grows again",
 				"path", s.path, "free_bytes", u.Free, "floor_bytes", floor)
 		}
 	}
 	if !low {
 		return false, 0
 	}
-	return true, max(int64(floor-free), minReclaim)
+	return true, max(int64(resume-free), minReclaim)
 }
 
 // shrink evicts the least recently used records until the store holds at

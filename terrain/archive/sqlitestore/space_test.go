@@ -34,6 +34,10 @@ func TestYieldsUnderFloor(t *testing.T) {
 	path := dbPath(t)
 	// The floor: the smaller of 8 MiB and 5% of 1 GiB (51 MiB).
 	s := mustOpen(t, path, Options{MinFreeBytes: 8 << 20, Logger: log.logger(), OpenTimeout: time.Minute})
+	// The floor's lines are held to one a minute: the test moves the
+	// limiter's clock.
+	var minutes atomic.Int64
+	s.floorLog.Clock = func() time.Time { return time.Unix(minutes.Load()*60, 0) }
 	const n, size = 32, 64 << 10
 	for i := range n {
 		putAll(t, s, record(key("r", i), size))
@@ -48,8 +52,9 @@ func TestYieldsUnderFloor(t *testing.T) {
 	mustExec(t, db, `PRAGMA wal_checkpoint(TRUNCATE)`)
 	pagesBefore := pageCount(t, db)
 
-	// 512 KiB under the floor: at least 1 MiB (16 records) goes, the
-	// oldest first, and the new record is not stored.
+	// 512 KiB under the floor: what is missing up to the floor and its
+	// margin (an eighth, 1 MiB) goes, 1.5 MiB or 24 records, the oldest
+	// first, and the new record is not stored.
 	free.Store(8<<20 - 512<<10)
 	putAll(t, s, record("new", size))
 	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() != 0 {
@@ -67,22 +72,33 @@ func TestYieldsUnderFloor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := i >= 16; ok != want {
-			t.Errorf("record %d present = %v, want %v (the oldest 16 evicted)", i, ok, want)
+		if want := i >= 24; ok != want {
+			t.Errorf("record %d present = %v, want %v (the oldest 24 evicted)", i, ok, want)
 		}
 	}
 	st, err := s.Stats(ctx)
-	if err != nil || st.Entries != n-16 {
-		t.Errorf("Stats() = %+v, %v; want %d entries", st, err, n-16)
+	if err != nil || st.Entries != n-24 {
+		t.Errorf("Stats() = %+v, %v; want %d entries", st, err, n-24)
 	}
-	if after := pageCount(t, db); after > pagesBefore-16*(size/4096) {
+	if after := pageCount(t, db); after > pagesBefore-24*(size/4096) {
 		t.Errorf("pages %d after evicting 1 MiB, %d before: the space was not given back", after, pagesBefore)
 	}
 	if !strings.Contains(log.String(), "disk low") || !strings.Contains(log.String(), "floor_bytes=8388608") {
 		t.Errorf("no warning naming the floor:\n%s", log.String())
 	}
 
-	// Space is back: the store grows again, and says so.
+	// Just above the floor but within its margin: still yielding (no flip
+	// per Put), and no line saying it grows again.
+	free.Store(8<<20 + 512<<10)
+	yieldedBefore := s.Yielded()
+	putAll(t, s, record("margin", size))
+	if s.Yielded() != yieldedBefore+1 || strings.Contains(log.String(), "grows again") {
+		t.Errorf("Put within the margin above the floor: yielded %d (want %d), log:\n%s", s.Yielded(), yieldedBefore+1, log.String())
+	}
+
+	// Space is back: the store grows again, and says so (a minute after
+	// the line saying it yields).
+	minutes.Add(1)
 	free.Store(1 << 30)
 	putAll(t, s, record("back", size))
 	if _, ok, err := s.Get(ctx, record("back", size).Digest); !ok || err != nil {
@@ -90,6 +106,16 @@ func TestYieldsUnderFloor(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "grows again") {
 		t.Errorf("no line saying the archive grows again:\n%s", log.String())
+	}
+
+	// Flipping again within the minute logs nothing more: the disk-low
+	// line is not repeated until the minute is over.
+	lows := strings.Count(log.String(), "disk low")
+	free.Store(8<<20 - 512<<10)
+	putAll(t, s, record("flip", size))
+	free.Store(1 << 30)
+	if got := strings.Count(log.String(), "disk low"); got != lows {
+		t.Errorf("a second dip under the floor within a minute logged again (%d lines, want %d)", got, lows)
 	}
 
 	// With room above the floor but a write-ahead log larger than that

@@ -95,6 +95,14 @@ type Options struct {
 	MinFreeBytes   int64
 	MinFreePercent float64
 
+	// ReadOnly opens an existing archive for reading only, immutable: no
+	// writing connection, no lock, no -wal or -shm file, so it opens on a
+	// full disk. Put then stores nothing (counted by Yielded), Delete and
+	// Clear return ErrReadOnly, hits update no recency. Nothing else may
+	// write the file while it is open so. The file must exist and hold an
+	// archive. Default false.
+	ReadOnly bool
+
 	// Logger receives counter repairs, failures of background recency
 	// updates (at most one line a minute) and the free space floor's
 	// changes. Default slog.Default().
@@ -158,6 +166,10 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// ErrReadOnly is returned by Delete and Clear of a store opened with
+// Options.ReadOnly.
+var ErrReadOnly = errors.New("sqlitestore: opened read-only")
+
 // errTxTimeout is the cause of a transaction context that ran out of
 // TxTimeout. It is a storage failure, not a caller's context error, so the
 // error a method returns for it does not wrap context.DeadlineExceeded.
@@ -174,6 +186,9 @@ type Store struct {
 	opts Options // with defaults
 	// warnings holds repeated storage warnings to one a minute.
 	warnings lograte.Limiter
+	// floorLog holds the lines of the free space floor (low, then back)
+	// to one a minute together.
+	floorLog lograte.Limiter
 	log      *slog.Logger
 
 	wdb *sql.DB // one connection, wconn, used only by the writer goroutine
@@ -202,10 +217,14 @@ type Store struct {
 }
 
 // Yielded returns how many Puts stored nothing because the file system had
-// less free space than the floor (Options.MinFreeBytes, MinFreePercent).
+// less free space than the floor (Options.MinFreeBytes, MinFreePercent) or
+// the store is read-only.
 func (s *Store) Yielded() int64 { return s.yielded.Load() }
 
 var _ archive.Store = (*Store)(nil)
+
+// ReadOnly reports whether the store was opened with Options.ReadOnly.
+func (s *Store) ReadOnly() bool { return s.opts.ReadOnly }
 
 // Path returns the database file's path as given to Open.
 func (s *Store) Path() string { return s.path }
@@ -254,7 +273,9 @@ func (s *Store) Get(ctx context.Context, d archive.Digest) (archive.Record, bool
 	if err != nil || !found {
 		return archive.Record{}, false, err
 	}
-	s.touches.add(d)
+	if !s.opts.ReadOnly {
+		s.touches.add(d)
+	}
 	return archive.Record{Digest: d, Key: dbstore.NonNil(key), Payload: dbstore.NonNil(payload)}, true, nil
 }
 
@@ -270,6 +291,10 @@ func (s *Store) Put(ctx context.Context, r archive.Record) error {
 	if r.Size() > s.opts.Limits.MaxBytes {
 		return nil
 	}
+	if s.opts.ReadOnly {
+		s.yielded.Add(1)
+		return nil
+	}
 	return s.write(ctx, "put", &writeOp{kind: opPut, rec: r})
 }
 
@@ -279,6 +304,9 @@ func (s *Store) Delete(ctx context.Context, d archive.Digest) error {
 		return err
 	}
 	defer s.leave()
+	if s.opts.ReadOnly {
+		return ErrReadOnly
+	}
 	return s.write(ctx, "delete", &writeOp{kind: opDelete, rec: archive.Record{Digest: d}})
 }
 
@@ -288,6 +316,9 @@ func (s *Store) Clear(ctx context.Context) error {
 		return err
 	}
 	defer s.leave()
+	if s.opts.ReadOnly {
+		return ErrReadOnly
+	}
 	return s.write(ctx, "clear", &writeOp{kind: opClear})
 }
 

@@ -254,6 +254,10 @@ func (t *wtx) Repaired(why string, was, now dbstore.Counters) {
 // applies what is still pending and returns (closing s.done).
 func (s *Store) run() {
 	defer close(s.done)
+	if s.w == nil { // read-only: nothing to write
+		<-s.stop
+		return
+	}
 	var timer *time.Timer
 	var timerC <-chan time.Time
 	arm := func() {
