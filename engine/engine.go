@@ -486,23 +486,41 @@ func (e *Engine) drainageCells(world string) int {
 }
 
 // tileSize returns the terrain tile edge the procedural world named world
-// reads through its archive: the smallest from procworld.MinTileSize up
-// whose tiles over all the world's regions fit in the archive's entries,
-// at most procworld.DefaultTileSize. A screening of a chunk never in the
-// archive generates its whole tile, so smaller tiles
-// make a fresh server's screening cheaper (per tile generated, 16 blocks:
-// one chunk, 64: sixteen, measured 1.9 ms at 32 against 7.2 ms at 64),
-// and a warm read too; but a region with more tiles than the archive
-// holds keeps missing it, and a miss costs far more than a larger read.
+// reads through its archive, from procworld.MinTileSize up to
+// procworld.DefaultTileSize:
+//   - when the world's tile cache can hold every tile of its regions at
+//     some size, the smallest such size: refill then reads each tile from
+//     the archive once and never again (an operator who sized the cache
+//     to the regions, as the load-test configuration does, keeps that
+//     promise; with tiles too small for the cache every promotion would
+//     read the archive, half a millisecond each, in the latency tail);
+//   - otherwise the smallest size whose tiles fit the archive's entries.
+//     A screening of a chunk never in the archive generates its whole
+//     tile, so smaller tiles make a fresh server's screening cheaper (per
+//     tile generated, 16 blocks: one chunk, 64: sixteen, measured 1.9 ms
+//     at 32 against 7.2 ms at 64), and a warm read too; but a region with
+//     more tiles than the archive holds keeps missing it, and a miss costs
+//     far more than a larger read.
 func (e *Engine) tileSize(world string) int {
 	var chunks int64
 	for _, sh := range e.worldShapes(world) {
 		chunks += sh.Len()
 	}
-	entries := e.spec.Archive.Limits.WithDefaults().MaxEntries
-	for t := procworld.MinTileSize; t < procworld.DefaultTileSize; t *= 2 {
+	tiles := func(t int) int64 {
 		perTile := int64(t/geom.ChunkSize) * int64(t/geom.ChunkSize)
-		if (chunks+perTile-1)/perTile <= entries {
+		return (chunks + perTile - 1) / perTile
+	}
+	entries := e.spec.Archive.Limits.WithDefaults().MaxEntries
+	if ws, ok := e.spec.Worlds[world]; ok && ws.Procedural != nil {
+		cache := int64(ws.Procedural.TileCache)
+		for t := procworld.MinTileSize; t <= procworld.DefaultTileSize; t *= 2 {
+			if n := tiles(t); n <= cache && n <= entries {
+				return t
+			}
+		}
+	}
+	for t := procworld.MinTileSize; t < procworld.DefaultTileSize; t *= 2 {
+		if tiles(t) <= entries {
 			return t
 		}
 	}
