@@ -119,16 +119,18 @@ func (p *Pipeline) keepTime(now time.Time) {
 
 // fill tells whether the pipeline's sinks hold their quotas, as the gate
 // paces by (see Gate): fullFill when every sink's entries and the
-// promotions in flight into it reach its quota and cold holds at least
-// the sum of the quotas (the next refill of every sink is on hand), 0
-// otherwise. Below that the refill is behind demand, or soon will be, and
-// the gate does not pace. starved tells whether the sinks lack more than
-// cold holds: the refill then waits on screening (the gate's surge).
+// promotions in flight into it reach its quota and cold holds the next
+// refill (paced), 0 otherwise. Below that the refill is behind demand, or
+// soon will be, and the gate does not pace. starved tells whether the
+// sinks lack more than cold holds: the refill then waits on screening (the
+// gate's surge).
 func (p *Pipeline) fill() (f int32, starved bool) {
 	need, total := 0, 0
+	rate := 0.0
 	of := func(s *Sink) {
 		total += s.Quota()
 		need += max(s.need(), 0)
+		rate += s.d.perSecond()
 	}
 	for _, s := range p.singles {
 		of(s)
@@ -137,10 +139,30 @@ func (p *Pipeline) fill() (f int32, starved bool) {
 		of(p.network.pool)
 	}
 	cold := p.cold.Len()
-	if need > 0 || cold < total {
+	if !paced(need, cold, total, rate) {
 		return 0, need > cold
 	}
 	return fullFill, false
+}
+
+// paceReserve is how much of the sinks' demand cold must hold for the
+// refill to be paced (see paced).
+const paceReserve = time.Second
+
+// paced reports whether the refill of sinks that lack need entries (the
+// promotions in flight counted as there), whose quotas sum to total and
+// whose demand sums to rate a second, may be paced with cold holding cold
+// places: when no sink lacks any and cold holds the sinks' next refill,
+// the smaller of their quotas and paceReserve of their demand. Rejected:
+// all of the quotas (a large cache that serves 1,000 requests a second
+// from 8,192 ready places then drops pacing once cold holds fewer than
+// 8,192, seconds into a steady load, and the refill, unpaced, takes the
+// processors from the requests it serves), and no reserve at all (a
+// server whose sinks are full and whose cold is empty would screen
+// paced, a quarter as fast, until a sink falls short).
+func paced(need, cold, total int, rate float64) bool {
+	reserve := min(float64(total), math.Ceil(rate*paceReserve.Seconds()))
+	return need == 0 && float64(cold) >= reserve
 }
 
 // setFill tells the gate how full the pipeline's sinks are (fullFill:

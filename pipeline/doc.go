@@ -117,8 +117,9 @@
 //     screenings. TestPromotionsGoFirst pins it.
 //   - Pacing (Gate: Pacing) applies only while requests come and every
 //     pipeline holding the gate reports each sink at its quota, counting
-//     its promotions in flight, with cold holding at least the sum of the
-//     quotas. A sink short of that turns pacing off for all the work,
+//     its promotions in flight, with cold holding the next refill: the
+//     smaller of the quotas' sum and a second of the sinks' demand. A sink
+//     short of that, or a thinner cold, turns pacing off for all the work,
 //     promotions included.
 //   - While a sink lacks more places than cold holds, the refill waits on
 //     screening and the requests on the refill: the gate then admits as
