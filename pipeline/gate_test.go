@@ -412,28 +412,3 @@ func TestGateFollowsFill(t *testing.T) {
 		}
 	}
 }
-
-// TestPacedNeedsReserve pins when the refill may be paced: every sink at
-// its quota (counting promotions in flight) and cold holding the sinks'
-// next refill, the smaller of their quotas and a second of their demand.
-func TestPacedNeedsReserve(t *testing.T) {
-	for _, tc := range []struct {
-		name              string
-		need, cold, total int
-		rate              float64
-		want              bool
-	}{
-		{"a sink short", 1, 100000, 64, 10, false},
-		{"full, cold holds the quotas", 0, 64, 64, 1000, true},
-		{"full, cold under the quotas and a second of demand", 0, 63, 64, 1000, false},
-		{"large cache, cold holds a second of demand", 0, 1000, 8692, 1000, true},
-		{"large cache, cold under a second of demand", 0, 999, 8692, 1000, false},
-		{"fractional demand rounds up", 0, 2, 8692, 2.5, false},
-		{"fractional demand, enough", 0, 3, 8692, 2.5, true},
-		{"no demand", 0, 0, 64, 0, true},
-	} {
-		if got := paced(tc.need, tc.cold, tc.total, tc.rate); got != tc.want {
-			t.Errorf("%s: paced(need %d, cold %d, quotas %d, %v/s) = %v, want %v", tc.name, tc.need, tc.cold, tc.total, tc.rate, got, tc.want)
-		}
-	}
-}
