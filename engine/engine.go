@@ -578,6 +578,12 @@ func shapeKeyOf(r RegionSpec) any {
 	return shapeKey(r.Shape)
 }
 
+// regionKeyJSON returns the persisted identity of a resolved region on the
+// world of key wk whose verifiers are sources.
+func regionKeyJSON(wk worldKey, rs RegionSpec, sources []string) ([]byte, error) {
+	return json.Marshal(regionKey{World: wk, Shape: shapeKeyOf(rs), Safety: rs.Safety, Verifiers: sources})
+}
+
 // ttl is the memory tables' TTL function: the policy in force, which
 // Reload swaps.
 func (e *Engine) ttl(c memory.Cause, source string) time.Duration {
@@ -676,7 +682,7 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 		}
 	}
 	wk := keyOf(e.spec.Worlds[rs.World])
-	keyBytes, err := json.Marshal(regionKey{World: wk, Shape: shapeKeyOf(rs), Safety: rs.Safety, Verifiers: r.verifier.Sources()})
+	keyBytes, err := regionKeyJSON(wk, rs, r.verifier.Sources())
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: key: %w", name, err)
 	}
