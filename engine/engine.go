@@ -529,11 +529,12 @@ func (e *Engine) tileSize(world string) int {
 
 // regionKey is what a region's persisted locations were verified under: a
 // change of any of it drops them on the next start. Its JSON form keeps
-// the field names of the keys written before Spec existed, so that an
-// upgrade keeps the locations of an unchanged configuration.
+// the field names of the keys written before Spec existed (the shape's
+// are geom.ShapeSpec's, in its order), so that an upgrade keeps the
+// locations of an unchanged configuration; tests pin it.
 type regionKey struct {
 	World     worldKey
-	Shape     any // shapeKey, or the String of a Geom shape
+	Shape     any // the geom.ShapeSpec, or the String of a Geom shape
 	Safety    safety.Rules
 	Verifiers []string
 }
@@ -546,16 +547,6 @@ type worldKey struct {
 	Dimension  string
 	RegionDir  string
 	Key        string `json:",omitempty"` // an embedder's world
-}
-
-// shapeKey is a ShapeSpec's identity.
-type shapeKey struct {
-	Kind             string
-	CenterX, CenterZ int64
-	Radius, Inner    int64
-	RadiusX, RadiusZ int64
-	InnerX, InnerZ   int64
-	Rotation         float64
 }
 
 // keyOf returns the identity of a resolved world.
@@ -575,7 +566,7 @@ func shapeKeyOf(r RegionSpec) any {
 	if r.Geom != nil {
 		return r.Geom.String()
 	}
-	return shapeKey(r.Shape)
+	return r.Shape
 }
 
 // regionKeyJSON returns the persisted identity of a resolved region on the

@@ -66,9 +66,9 @@ func TestRegionKeyShapes(t *testing.T) {
 		// radius, as it always has.
 		{"file radius 0", fromFile("{radius: 0}"),
 			`{"Kind":"circle","CenterX":0,"CenterZ":0,"Radius":4096,"Inner":0,"RadiusX":4096,"RadiusZ":4096,"InnerX":0,"InnerZ":0,"Rotation":0}`},
-		{"spec radius only", engine.Spec{Regions: map[string]engine.RegionSpec{"r": {Shape: engine.ShapeSpec{Radius: 256}}}},
+		{"spec radius only", engine.Spec{Regions: map[string]engine.RegionSpec{"r": {Shape: geom.ShapeSpec{Radius: 256}}}},
 			`{"Kind":"circle","CenterX":0,"CenterZ":0,"Radius":256,"Inner":0,"RadiusX":4096,"RadiusZ":4096,"InnerX":0,"InnerZ":0,"Rotation":0}`},
-		{"spec rectangle", engine.Spec{Regions: map[string]engine.RegionSpec{"r": {Shape: engine.ShapeSpec{Kind: engine.ShapeRectangle, RadiusZ: 64, Rotation: -12.5}}}},
+		{"spec rectangle", engine.Spec{Regions: map[string]engine.RegionSpec{"r": {Shape: geom.ShapeSpec{Kind: geom.ShapeRectangle, RadiusZ: 64, Rotation: -12.5}}}},
 			`{"Kind":"rectangle","CenterX":0,"CenterZ":0,"Radius":4096,"Inner":0,"RadiusX":4096,"RadiusZ":64,"InnerX":0,"InnerZ":0,"Rotation":-12.5}`},
 	} {
 		key, err := engine.RegionKey(c.spec, "r", nil)
@@ -111,9 +111,9 @@ func TestMapRegionsWire(t *testing.T) {
 	spec := engine.Spec{
 		DataDir: t.TempDir(),
 		Regions: map[string]engine.RegionSpec{
-			"a-circle": {Shape: engine.ShapeSpec{CenterX: 40, CenterZ: -8, Radius: 300, Inner: 20}},
-			"b-square": {Shape: engine.ShapeSpec{Kind: engine.ShapeSquare, Radius: 100}},
-			"c-rect": {Shape: engine.ShapeSpec{Kind: engine.ShapeRectangle, CenterX: -100, CenterZ: 37,
+			"a-circle": {Shape: geom.ShapeSpec{CenterX: 40, CenterZ: -8, Radius: 300, Inner: 20}},
+			"b-square": {Shape: geom.ShapeSpec{Kind: geom.ShapeSquare, Radius: 100}},
+			"c-rect": {Shape: geom.ShapeSpec{Kind: geom.ShapeRectangle, CenterX: -100, CenterZ: 37,
 				RadiusX: 1000, RadiusZ: 300, InnerX: 100, InnerZ: 50, Rotation: 30}},
 			"d-geom": {Geom: sq},
 		},

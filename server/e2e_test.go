@@ -41,7 +41,7 @@ func smallConfig(t *testing.T) *config.Config {
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	rc := cfg.Regions[config.DefaultRegionName]
-	rc.Shape = config.Shape{Kind: config.Square, Radius: 256}
+	rc.Shape = geom.ShapeSpec{Kind: geom.ShapeSquare, Radius: 256}
 	rc.Pulse = 10 * time.Millisecond
 	rc.Memory.RebuildInterval = 100 * time.Millisecond
 	rc.Sinks.Login.Enabled = true
@@ -599,7 +599,7 @@ func metricValue(text, series string) float64 {
 func TestClaimComesBackAfterExpiry(t *testing.T) {
 	cfg := smallConfig(t)
 	rc := cfg.Regions[config.DefaultRegionName]
-	rc.Shape = config.Shape{Kind: config.Square, Radius: 64} // 8 x 8 chunks
+	rc.Shape = geom.ShapeSpec{Kind: geom.ShapeSquare, Radius: 64} // 8 x 8 chunks
 	rc.Memory.PendingThreshold = 1
 	cfg.Regions[config.DefaultRegionName] = rc
 	clock := &testClock{}
@@ -796,7 +796,7 @@ func inFlight(t *testing.T, s *Server) float64 {
 func TestEngineErrorsOverHTTP(t *testing.T) {
 	cfg := smallConfig(t)
 	plain := config.DefaultRegion() // no login, network nor personal sink
-	plain.Shape = config.Shape{Kind: config.Square, CenterX: 4096, Radius: 64}
+	plain.Shape = geom.ShapeSpec{Kind: geom.ShapeSquare, CenterX: 4096, Radius: 64}
 	plain.Pulse = 10 * time.Millisecond
 	cfg.Regions["plain"] = plain
 	if err := cfg.Validate(); err != nil {
