@@ -566,7 +566,11 @@ type Verifier struct {
 	Regions []string `yaml:"regions"`
 }
 
-// Defaults that have no constant in the package that uses them.
+// Defaults of the server section. The limits and timeouts are the HTTP
+// server's own defaults (package server's constants of the same names,
+// which this package does not import: the server takes plain options and
+// the command maps the section onto them; a test of the command holds the
+// two equal).
 const (
 	DefaultListen            = "127.0.0.1:8080"
 	DefaultMaxBodyBytes      = 1 << 20
@@ -575,13 +579,17 @@ const (
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultShutdownTimeout   = 10 * time.Second
-	DefaultDataDir           = "rtp-data"
-	DefaultDatabasePath      = "rtp.db"
-	DefaultArchivePath       = "archive.db"
-	DefaultArchiveSchema     = engine.DefaultArchiveSchema
-	DefaultTTLFile           = "ttl.yml"
-	DefaultWorldName         = "world"
-	DefaultRegionName        = "default"
+)
+
+// Defaults that have no constant in the package that uses them.
+const (
+	DefaultDataDir       = "rtp-data"
+	DefaultDatabasePath  = "rtp.db"
+	DefaultArchivePath   = "archive.db"
+	DefaultArchiveSchema = engine.DefaultArchiveSchema
+	DefaultTTLFile       = "ttl.yml"
+	DefaultWorldName     = "world"
+	DefaultRegionName    = "default"
 	// DefaultRadius is the default shape radius in blocks (256 chunks):
 	// the engine's.
 	DefaultRadius    = engine.DefaultRadius

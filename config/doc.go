@@ -85,14 +85,16 @@
 // Every type of the package is a plain value with exported fields, safe
 // to copy and, once nobody changes it, to read from any number of
 // goroutines. The zero value of Config, World, Region, Distribution and
-// Verifier (and of a region's geom.ShapeSpec) is not a valid configuration (Default and the
-// Default* functions give valid ones); the zero value of a section struct
-// is valid only where its fields say 0 is.
+// Verifier (and of a region's geom.ShapeSpec) is not a valid
+// configuration (Default and the Default* functions give valid ones); the
+// zero value of a section struct is valid only where its fields say 0 is.
 //
 // # Using a Config
 //
 // The engine knows nothing of YAML: Config.Spec translates a Config into
 // an engine.Spec, the plain Go description engine.New and
 // engine.Engine.Reload take (Region.Spec translates one region). The HTTP
-// server's parts come from Server and Auth.Resolve.
+// server knows nothing of the file either: its parts come from Server and
+// Auth.Resolve, which rtp serve maps onto the server's own plain options
+// (server.Options, server.Timeouts, server.AdminToken).
 package config
