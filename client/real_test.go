@@ -13,6 +13,7 @@ import (
 	"github.com/rtpengine/rtp/client"
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/server"
 )
 
@@ -22,7 +23,7 @@ func TestAgainstServer(t *testing.T) {
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	rc := cfg.Regions[config.DefaultRegionName]
-	rc.Shape = config.Shape{Kind: config.Square, Radius: 256}
+	rc.Shape = geom.ShapeSpec{Kind: geom.ShapeSquare, Radius: 256}
 	rc.Pulse = 10 * time.Millisecond
 	rc.Sinks.Login.Enabled = true
 	rc.Sinks.Network.Enabled = true

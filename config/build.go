@@ -179,52 +179,15 @@ func (w World) AnvilOptions() (anvil.Options, error) {
 	return o, nil
 }
 
-// blockRadius and blockInner convert a shape's distances from blocks to
-// chunks: outer radii round down and inner radii up, so that, measured
-// between chunk positions, the chunk shape never reaches past the radius
-// written nor into the hole written.
-func blockRadius(b int64) int64 { return b >> geom.ChunkShift }
-
-func blockInner(b int64) int64 {
-	c := b >> geom.ChunkShift
-	if b&(geom.ChunkSize-1) != 0 {
-		c++
-	}
-	return c
-}
-
-// Center returns the chunk holding the shape's centre block.
-func (s Shape) Center() geom.Chunk { return geom.Block{X: s.CenterX, Z: s.CenterZ}.Chunk() }
-
-// BuildShape returns the region's shape in chunks. Distances convert from
-// blocks to chunks as follows: the centre is the chunk holding the centre
-// block; outer radii (radius, radius_x, radius_z) are divided by 16
-// rounding down, inner radii (inner, inner_x, inner_z) rounding up. So a
-// circle of radius 4096 blocks is one of 256 chunks, radius 100 blocks is
-// 6 chunks, and an inner radius of 100 blocks is 7 chunks. Membership is
-// then decided between chunk positions (see geom.Circle, geom.Square,
-// geom.Rectangle). It reports every invalid parameter.
+// BuildShape returns the region's shape in chunks: its problems (see
+// Validate), every one of them, or what geom.ShapeSpec.Build makes of it.
+// A circle of radius 4096 blocks is one of 256 chunks, radius 100 blocks
+// is 6 chunks, and an inner radius of 100 blocks is 7 chunks.
 func (r Region) BuildShape() (geom.Shape, error) {
-	if ps := r.Shape.problems(keyPath{"shape"}); len(ps) > 0 {
+	if ps := shapeProblems(r.Shape, keyPath{"shape"}); len(ps) > 0 {
 		return nil, joinProblems(ps)
 	}
-	s := r.Shape
-	c := s.Center()
-	switch s.Kind {
-	case Circle:
-		return geom.NewCircle(c, blockRadius(s.Radius), blockInner(s.Inner))
-	case Square:
-		return geom.NewSquare(c, blockRadius(s.Radius), blockInner(s.Inner))
-	default: // Rectangle: problems checked the kind
-		return geom.NewRectangle(geom.RectangleSpec{
-			Center:   c,
-			RadiusX:  blockRadius(s.RadiusX),
-			RadiusZ:  blockRadius(s.RadiusZ),
-			InnerX:   blockInner(s.InnerX),
-			InnerZ:   blockInner(s.InnerZ),
-			Rotation: s.Rotation,
-		})
-	}
+	return r.Shape.Build()
 }
 
 // BuildDistribution returns the region's distribution: geom.Flat,

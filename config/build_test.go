@@ -22,42 +22,6 @@ import (
 	"github.com/rtpengine/rtp/world/anvil"
 )
 
-func TestBuildShapeConvertsBlocksToChunks(t *testing.T) {
-	for _, tc := range []struct {
-		shape Shape
-		want  string // geom's String of the expected shape
-		build func() (geom.Shape, error)
-	}{
-		{Shape{Kind: Circle, Radius: 4096}, "", func() (geom.Shape, error) { return geom.NewCircle(geom.Chunk{}, 256, 0) }},
-		// Outer radii round down, inner radii up; the centre is the chunk
-		// holding the centre block (block -1 is in chunk -1).
-		{Shape{Kind: Circle, CenterX: -1, CenterZ: 31, Radius: 100, Inner: 17}, "", func() (geom.Shape, error) {
-			return geom.NewCircle(geom.Chunk{X: -1, Z: 1}, 6, 2)
-		}},
-		{Shape{Kind: Square, CenterX: 160, CenterZ: -161, Radius: 47, Inner: 16}, "", func() (geom.Shape, error) {
-			return geom.NewSquare(geom.Chunk{X: 10, Z: -11}, 2, 1)
-		}},
-		{Shape{Kind: Rectangle, RadiusX: 320, RadiusZ: 100, InnerX: 1, InnerZ: 48, Rotation: 30}, "", func() (geom.Shape, error) {
-			return geom.NewRectangle(geom.RectangleSpec{RadiusX: 20, RadiusZ: 6, InnerX: 1, InnerZ: 3, Rotation: 30})
-		}},
-	} {
-		r := DefaultRegion()
-		r.Shape = tc.shape
-		got, err := r.BuildShape()
-		if err != nil {
-			t.Errorf("BuildShape(%+v) = %v", tc.shape, err)
-			continue
-		}
-		want, err := tc.build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.String() != want.String() || got.Len() != want.Len() {
-			t.Errorf("BuildShape(%+v) = %v (%d chunks), want %v (%d chunks)", tc.shape, got, got.Len(), want, want.Len())
-		}
-	}
-}
-
 // Property: a shape that passes validation builds, and its chunks stay
 // within the radii written, measured between chunk positions in blocks;
 // one that fails validation does not build.
@@ -65,8 +29,8 @@ func TestBuildShapeStaysWithinWrittenRadii(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	built := 0
 	for range 400 {
-		s := Shape{
-			Kind:     []string{Circle, Square, Rectangle}[rng.IntN(3)],
+		s := geom.ShapeSpec{
+			Kind:     []string{geom.ShapeCircle, geom.ShapeSquare, geom.ShapeRectangle}[rng.IntN(3)],
 			CenterX:  rng.Int64N(2001) - 1000,
 			CenterZ:  rng.Int64N(2001) - 1000,
 			Radius:   rng.Int64N(200) - 5,
@@ -80,7 +44,7 @@ func TestBuildShapeStaysWithinWrittenRadii(t *testing.T) {
 		}
 		r := DefaultRegion()
 		r.Shape = s
-		valid := len(s.problems(keyPath{"shape"})) == 0
+		valid := len(shapeProblems(s, keyPath{"shape"})) == 0
 		shape, err := r.BuildShape()
 		if valid != (err == nil) {
 			t.Fatalf("shape %+v: valid %v, BuildShape error %v", s, valid, err)
@@ -94,11 +58,11 @@ func TestBuildShapeStaysWithinWrittenRadii(t *testing.T) {
 			ch := shape.Chunk(i)
 			dx, dz := float64(ch.X-c.X)*16, float64(ch.Z-c.Z)*16
 			switch s.Kind {
-			case Circle:
+			case geom.ShapeCircle:
 				if d := math.Hypot(dx, dz); d > float64(s.Radius) || d < float64(s.Inner) {
 					t.Fatalf("circle %+v holds %v at %.1f blocks from the centre", s, ch, d)
 				}
-			case Square:
+			case geom.ShapeSquare:
 				if d := max(math.Abs(dx), math.Abs(dz)); d > float64(s.Radius) || d < float64(s.Inner) {
 					t.Fatalf("square %+v holds %v at %.1f blocks from the centre", s, ch, d)
 				}

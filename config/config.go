@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/terrain/archive"
 	"github.com/rtpengine/rtp/terrain/archive/sqlitestore"
@@ -327,13 +328,6 @@ type ProceduralBiome struct {
 	SnowLine float64 `yaml:"snow_line"`
 }
 
-// Shape kinds.
-const (
-	Circle    = "circle"
-	Square    = "square"
-	Rectangle = "rectangle"
-)
-
 // Distribution kinds.
 const (
 	Flat     = "flat"
@@ -347,9 +341,18 @@ type Region struct {
 	// World names the region's world (a key of Config.Worlds). Default
 	// "world".
 	World string `yaml:"world"`
-	// Shape is the area. Default: a circle of radius 4096 blocks around
-	// block 0, 0.
-	Shape Shape `yaml:"shape"`
+	// Shape is the area, in blocks (see geom.ShapeSpec; BuildShape
+	// converts it to chunks). Its keys: kind (circle, square or
+	// rectangle; default circle); center_x and center_z, the centre block
+	// (default 0, 0); for a circle or a square, radius (the circle's
+	// radius or the square's half-width; default DefaultRadius) and inner
+	// (the hole's radius: 0 for none, else less than radius; default 0);
+	// for a rectangle, radius_x and radius_z (its half-extents along its
+	// own axes; default DefaultRadius each), inner_x and inner_z (its
+	// hole: both 0 for none, else each less than its radius; default 0)
+	// and rotation (turns its x axis towards +z, in degrees; default 0).
+	// Default: a circle of radius 4096 blocks around block 0, 0.
+	Shape geom.ShapeSpec `yaml:"shape"`
 	// Distribution says where in the shape places are drawn. Default
 	// flat.
 	Distribution Distribution `yaml:"distribution"`
@@ -403,35 +406,6 @@ type UniquePlacement struct {
 	// turns unique placement off; at most MaxUniqueRadius. Default
 	// DefaultUniqueRadius (2).
 	Radius int64 `yaml:"radius"`
-}
-
-// Shape is a region's area, in blocks; BuildShape converts it to chunks.
-// Kind circle and square use Radius and Inner; rectangle uses RadiusX,
-// RadiusZ, InnerX, InnerZ and Rotation. The zero value is not valid (no
-// kind); DefaultRegion holds the default shape.
-type Shape struct {
-	// Kind is circle, square or rectangle. Default circle.
-	Kind string `yaml:"kind"`
-	// CenterX and CenterZ are the centre block. Default 0, 0.
-	CenterX int64 `yaml:"center_x"`
-	CenterZ int64 `yaml:"center_z"`
-	// Radius is the circle's radius or the square's half-width, in
-	// blocks. Default 4096.
-	Radius int64 `yaml:"radius"`
-	// Inner is the radius of the hole in the middle, in blocks: 0 for
-	// none, else less than Radius. Default 0.
-	Inner int64 `yaml:"inner"`
-	// RadiusX and RadiusZ are the rectangle's half-extents along its own
-	// axes, in blocks. Default 4096 each.
-	RadiusX int64 `yaml:"radius_x"`
-	RadiusZ int64 `yaml:"radius_z"`
-	// InnerX and InnerZ are the rectangle's hole: both 0 for none, else
-	// each less than its radius. Default 0.
-	InnerX int64 `yaml:"inner_x"`
-	InnerZ int64 `yaml:"inner_z"`
-	// Rotation turns the rectangle's x axis towards +z, in degrees.
-	// Default 0.
-	Rotation float64 `yaml:"rotation"`
 }
 
 // Distribution says which ranks along the shape's spiral (from its centre
@@ -592,7 +566,11 @@ type Verifier struct {
 	Regions []string `yaml:"regions"`
 }
 
-// Defaults that have no constant in the package that uses them.
+// Defaults of the server section. The limits and timeouts are the HTTP
+// server's own defaults (package server's constants of the same names,
+// which this package does not import: the server takes plain options and
+// the command maps the section onto them; a test of the command holds the
+// two equal).
 const (
 	DefaultListen            = "127.0.0.1:8080"
 	DefaultMaxBodyBytes      = 1 << 20
@@ -601,15 +579,20 @@ const (
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultShutdownTimeout   = 10 * time.Second
-	DefaultDataDir           = "rtp-data"
-	DefaultDatabasePath      = "rtp.db"
-	DefaultArchivePath       = "archive.db"
-	DefaultArchiveSchema     = engine.DefaultArchiveSchema
-	DefaultTTLFile           = "ttl.yml"
-	DefaultWorldName         = "world"
-	DefaultRegionName        = "default"
-	// DefaultRadius is the default shape radius in blocks (256 chunks).
-	DefaultRadius    = 4096
+)
+
+// Defaults that have no constant in the package that uses them.
+const (
+	DefaultDataDir       = "rtp-data"
+	DefaultDatabasePath  = "rtp.db"
+	DefaultArchivePath   = "archive.db"
+	DefaultArchiveSchema = engine.DefaultArchiveSchema
+	DefaultTTLFile       = "ttl.yml"
+	DefaultWorldName     = "world"
+	DefaultRegionName    = "default"
+	// DefaultRadius is the default shape radius in blocks (256 chunks):
+	// the engine's.
+	DefaultRadius    = engine.DefaultRadius
 	DefaultExponent  = 2.0
 	DefaultMean      = 0.5
 	DefaultDeviation = 0.2
@@ -676,12 +659,7 @@ func DefaultRegion() Region {
 	b := d.Live.Budget
 	return Region{
 		World: DefaultWorldName,
-		Shape: Shape{
-			Kind:    Circle,
-			Radius:  DefaultRadius,
-			RadiusX: DefaultRadius,
-			RadiusZ: DefaultRadius,
-		},
+		Shape: d.Shape,
 		Distribution: Distribution{
 			Kind:      Flat,
 			Exponent:  DefaultExponent,

@@ -34,8 +34,9 @@
 // # Units and paths
 //
 // Durations are Go durations ("500ms", "2s", "1m"); ttl.yml keeps its own
-// duration syntax (package ttl). Shapes are written in blocks and built
-// in chunks (see Region.BuildShape). Relative paths of the files rtp
+// duration syntax (package ttl). Shapes are written in blocks, decode
+// into a geom.ShapeSpec (the one shape type every package shares) and
+// build in chunks (see Region.BuildShape). Relative paths of the files rtp
 // keeps (database, archive, ttl.yml) are relative to DataDir; every other
 // relative path (DataDir itself, a world's save folder, the token and
 // secret files) is relative to the working directory. A Minecraft world's
@@ -83,15 +84,17 @@
 //
 // Every type of the package is a plain value with exported fields, safe
 // to copy and, once nobody changes it, to read from any number of
-// goroutines. The zero value of Config, World, Region, Shape,
-// Distribution and Verifier is not a valid configuration (Default and the
-// Default* functions give valid ones); the zero value of a section struct
-// is valid only where its fields say 0 is.
+// goroutines. The zero value of Config, World, Region, Distribution and
+// Verifier (and of a region's geom.ShapeSpec) is not a valid
+// configuration (Default and the Default* functions give valid ones); the
+// zero value of a section struct is valid only where its fields say 0 is.
 //
 // # Using a Config
 //
 // The engine knows nothing of YAML: Config.Spec translates a Config into
 // an engine.Spec, the plain Go description engine.New and
 // engine.Engine.Reload take (Region.Spec translates one region). The HTTP
-// server's parts come from Server and Auth.Resolve.
+// server knows nothing of the file either: its parts come from Server and
+// Auth.Resolve, which rtp serve maps onto the server's own plain options
+// (server.Options, server.Timeouts, server.AdminToken).
 package config

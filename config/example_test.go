@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rtpengine/rtp/config"
+	"github.com/rtpengine/rtp/geom"
 )
 
 func ExampleLoad() {
@@ -33,7 +34,7 @@ regions:
 func ExampleRegion_BuildShape() {
 	c := config.Default()
 	r := c.Regions["default"]
-	r.Shape = config.Shape{Kind: config.Square, CenterX: -8, CenterZ: 100, Radius: 1000, Inner: 100}
+	r.Shape = geom.ShapeSpec{Kind: geom.ShapeSquare, CenterX: -8, CenterZ: 100, Radius: 1000, Inner: 100}
 	s, err := r.BuildShape()
 	if err != nil {
 		panic(err)

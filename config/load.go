@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/internal/lineerr"
 	"github.com/rtpengine/rtp/internal/yamlnode"
 
@@ -570,9 +571,9 @@ func (d *decoder) unused(c *Config) []problem {
 		r := c.Regions[name]
 		p := keyPath{"regions"}.name(name).key("shape")
 		switch r.Shape.Kind {
-		case Circle, Square:
+		case geom.ShapeCircle, geom.ShapeSquare:
 			check(p, "kind", r.Shape.Kind, "the rectangle shape", "radius_x", "radius_z", "inner_x", "inner_z", "rotation")
-		case Rectangle:
+		case geom.ShapeRectangle:
 			check(p, "kind", r.Shape.Kind, "the circle and square shapes", "radius", "inner")
 		}
 		p = keyPath{"regions"}.name(name).key("distribution")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/safety"
 )
 
@@ -348,7 +349,7 @@ regions:
 	def.Safety.MinY = &minY
 	def.Sinks.Login.Enabled = true
 	spawn := DefaultRegion()
-	spawn.Shape.Kind, spawn.Shape.Radius, spawn.Shape.Inner = Square, 256, 32
+	spawn.Shape.Kind, spawn.Shape.Radius, spawn.Shape.Inner = geom.ShapeSquare, 256, 32
 	spawn.Distribution.Kind, spawn.Distribution.Mean = Normal, 0.25
 	want.Regions = map[string]Region{"default": def, "spawn": spawn}
 	if !reflect.DeepEqual(c, want) {
@@ -412,7 +413,7 @@ regions:
 	n, s := c.Regions["north"], c.Regions["south"]
 	// An own key replaces the merged one whole (YAML's rule): north's
 	// shape is the default shape with only center_z changed.
-	if n.Shape.Kind != Circle || n.Shape.CenterZ != -20000 || n.Shape.Radius != DefaultRadius || n.Pulse != 100*time.Millisecond || n.Sinks.General.Capacity != 20 {
+	if n.Shape.Kind != geom.ShapeCircle || n.Shape.CenterZ != -20000 || n.Shape.Radius != DefaultRadius || n.Pulse != 100*time.Millisecond || n.Sinks.General.Capacity != 20 {
 		t.Errorf("north = %+v", n)
 	}
 	// Of several merged mappings the first wins.

@@ -112,13 +112,10 @@ func (r Region) Spec() (engine.RegionSpec, error) {
 			return engine.RegionSpec{}, err
 		}
 	}
-	sh, b := r.Shape, r.Budget
+	b := r.Budget
 	return engine.RegionSpec{
-		World: r.World,
-		Shape: engine.ShapeSpec{
-			Kind: sh.Kind, CenterX: sh.CenterX, CenterZ: sh.CenterZ, Radius: sh.Radius, Inner: sh.Inner,
-			RadiusX: sh.RadiusX, RadiusZ: sh.RadiusZ, InnerX: sh.InnerX, InnerZ: sh.InnerZ, Rotation: sh.Rotation,
-		},
+		World:        r.World,
+		Shape:        r.Shape,
 		Distribution: dist,
 		Safety:       r.Safety,
 		Sinks: engine.SinksSpec{

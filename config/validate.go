@@ -319,7 +319,7 @@ func (v *validator) region(p keyPath, r Region, worlds map[string]World) {
 	if !ok {
 		v.add(p.key("world"), []keyPath{{"worlds"}}, "no world named %q (worlds: %s)", r.World, strings.Join(sortedKeys(worlds), ", "))
 	}
-	v.ps = append(v.ps, r.Shape.problems(p.key("shape"))...)
+	v.ps = append(v.ps, shapeProblems(r.Shape, p.key("shape"))...)
 	v.ps = append(v.ps, r.Distribution.problems(p.key("distribution"))...)
 	v.safety(p.key("safety"), r.Safety)
 	s := p.key("sinks")
@@ -365,9 +365,9 @@ const (
 	maxBlockCenter = geom.MaxCenter << geom.ChunkShift
 )
 
-// problems checks the shape in blocks, and that each hole is smaller than
-// its shape once converted to chunks.
-func (s Shape) problems(p keyPath) []problem {
+// shapeProblems checks shape s in blocks, and that each hole is smaller
+// than its shape once converted to chunks.
+func shapeProblems(s geom.ShapeSpec, p keyPath) []problem {
 	var v validator
 	for _, c := range []struct {
 		key string
@@ -390,16 +390,16 @@ func (s Shape) problems(p keyPath) []problem {
 				ok = false
 			}
 		}
-		if ok && inner > 0 && blockInner(inner) >= blockRadius(r) {
+		if ok && inner > 0 && geom.InnerChunks(inner) >= geom.OuterChunks(r) {
 			v.add(p.key(innerKey), []keyPath{p.key(radiusKey)},
 				"%d blocks (%d chunks) is not less than %s %d blocks (%d chunks): the hole must be smaller than the shape",
-				inner, blockInner(inner), radiusKey, r, blockRadius(r))
+				inner, geom.InnerChunks(inner), radiusKey, r, geom.OuterChunks(r))
 		}
 	}
 	switch s.Kind {
-	case Circle, Square:
+	case geom.ShapeCircle, geom.ShapeSquare:
 		hole("inner", s.Inner, "radius", s.Radius)
-	case Rectangle:
+	case geom.ShapeRectangle:
 		hole("inner_x", s.InnerX, "radius_x", s.RadiusX)
 		hole("inner_z", s.InnerZ, "radius_z", s.RadiusZ)
 		if (s.InnerX == 0) != (s.InnerZ == 0) {

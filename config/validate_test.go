@@ -12,6 +12,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/safety"
 )
 
@@ -137,12 +138,12 @@ func TestValidateBuiltInCode(t *testing.T) {
 		}, nil},
 		{"shapes at the limits", func(c *Config) {
 			r := c.Regions["default"]
-			r.Shape = Shape{Kind: Rectangle, CenterX: maxBlockCenter, CenterZ: -maxBlockCenter, RadiusX: maxBlockRadius, RadiusZ: 0, Rotation: -720}
+			r.Shape = geom.ShapeSpec{Kind: geom.ShapeRectangle, CenterX: maxBlockCenter, CenterZ: -maxBlockCenter, RadiusX: maxBlockRadius, RadiusZ: 0, Rotation: -720}
 			c.Regions["default"] = r
 		}, nil},
 		{"shapes past the limits", func(c *Config) {
 			r := c.Regions["default"]
-			r.Shape = Shape{Kind: Rectangle, CenterX: maxBlockCenter + 1, RadiusX: maxBlockRadius + 1, RadiusZ: 32, InnerZ: 16}
+			r.Shape = geom.ShapeSpec{Kind: geom.ShapeRectangle, CenterX: maxBlockCenter + 1, RadiusX: maxBlockRadius + 1, RadiusZ: 32, InnerZ: 16}
 			c.Regions["default"] = r
 		}, []string{"regions.default.shape.center_x", "regions.default.shape.radius_x", "regions.default.shape.inner_x"}},
 		{"verifiers", func(c *Config) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/world/anvil/anviltest"
 )
 
@@ -47,7 +48,7 @@ func benchTeleportHotMinecraft(b *testing.B, save string, period time.Duration) 
 	cfg.Worlds = map[string]config.World{"mc": {Kind: config.KindMinecraft, Path: save, Dimension: config.Overworld}}
 	rc := cfg.Regions[config.DefaultRegionName]
 	rc.World = "mc"
-	rc.Shape = config.Shape{Kind: "square", CenterX: 256, CenterZ: 256, Radius: 255} // the 1,024 chunks
+	rc.Shape = geom.ShapeSpec{Kind: "square", CenterX: 256, CenterZ: 256, Radius: 255} // the 1,024 chunks
 	rc.Sinks.General.Capacity = capacity
 	// Places are handed out again and again from 1,024 chunks: unique
 	// placement would mark them all.

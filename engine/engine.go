@@ -529,11 +529,12 @@ func (e *Engine) tileSize(world string) int {
 
 // regionKey is what a region's persisted locations were verified under: a
 // change of any of it drops them on the next start. Its JSON form keeps
-// the field names of the keys written before Spec existed, so that an
-// upgrade keeps the locations of an unchanged configuration.
+// the field names of the keys written before Spec existed (the shape's
+// are geom.ShapeSpec's, in its order), so that an upgrade keeps the
+// locations of an unchanged configuration; tests pin it.
 type regionKey struct {
 	World     worldKey
-	Shape     any // shapeKey, or the String of a Geom shape
+	Shape     any // the geom.ShapeSpec, or the String of a Geom shape
 	Safety    safety.Rules
 	Verifiers []string
 }
@@ -546,16 +547,6 @@ type worldKey struct {
 	Dimension  string
 	RegionDir  string
 	Key        string `json:",omitempty"` // an embedder's world
-}
-
-// shapeKey is a ShapeSpec's identity.
-type shapeKey struct {
-	Kind             string
-	CenterX, CenterZ int64
-	Radius, Inner    int64
-	RadiusX, RadiusZ int64
-	InnerX, InnerZ   int64
-	Rotation         float64
 }
 
 // keyOf returns the identity of a resolved world.
@@ -575,7 +566,13 @@ func shapeKeyOf(r RegionSpec) any {
 	if r.Geom != nil {
 		return r.Geom.String()
 	}
-	return shapeKey(r.Shape)
+	return r.Shape
+}
+
+// regionKeyJSON returns the persisted identity of a resolved region on the
+// world of key wk whose verifiers are sources.
+func regionKeyJSON(wk worldKey, rs RegionSpec, sources []string) ([]byte, error) {
+	return json.Marshal(regionKey{World: wk, Shape: shapeKeyOf(rs), Safety: rs.Safety, Verifiers: sources})
 }
 
 // ttl is the memory tables' TTL function: the policy in force, which
@@ -676,7 +673,7 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 		}
 	}
 	wk := keyOf(e.spec.Worlds[rs.World])
-	keyBytes, err := json.Marshal(regionKey{World: wk, Shape: shapeKeyOf(rs), Safety: rs.Safety, Verifiers: r.verifier.Sources()})
+	keyBytes, err := regionKeyJSON(wk, rs, r.verifier.Sources())
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: key: %w", name, err)
 	}

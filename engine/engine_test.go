@@ -459,7 +459,7 @@ func fixtureDir(t *testing.T) string {
 // minecraftConfig is testConfig with its one region, of the given shape,
 // on the 1.16 fixture save (one region file, r.0.-1). It returns the save
 // folder, the configuration and the region.
-func minecraftConfig(t *testing.T, shape config.Shape) (string, *config.Config, config.Region) {
+func minecraftConfig(t *testing.T, shape geom.ShapeSpec) (string, *config.Config, config.Region) {
 	t.Helper()
 	save := filepath.Join(fixtureDir(t), "prismarine-provider-anvil", "1.16")
 	cfg := testConfig(t)
@@ -475,7 +475,7 @@ func minecraftConfig(t *testing.T, shape config.Shape) (string, *config.Config, 
 // location must be safe by an independent read of the same file.
 func TestMinecraftWorld(t *testing.T) {
 	// r.0.-1 holds chunks x 0..31, z -32..-1: a circle inside it.
-	save, cfg, rc := minecraftConfig(t, config.Shape{Kind: "circle", CenterX: 256, CenterZ: -256, Radius: 240})
+	save, cfg, rc := minecraftConfig(t, geom.ShapeSpec{Kind: "circle", CenterX: 256, CenterZ: -256, Radius: 240})
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +524,7 @@ func TestMinecraftWorld(t *testing.T) {
 func TestMinecraftUngenerated(t *testing.T) {
 	// r.0.-1 spans blocks x 0..511, z -512..-1; this square is four times
 	// as large, centred on its corner.
-	_, cfg, _ := minecraftConfig(t, config.Shape{Kind: "square", CenterX: 256, CenterZ: -256, Radius: 512})
+	_, cfg, _ := minecraftConfig(t, geom.ShapeSpec{Kind: "square", CenterX: 256, CenterZ: -256, Radius: 512})
 	e := newEngine(t, cfg)
 	stop := run(t, e)
 	for range 3 {

@@ -41,7 +41,7 @@ func Example() {
 		DataDir: dir,
 		Worlds:  map[string]engine.WorldSpec{"flat": {Source: flatWorld{}, Key: "flat-64"}},
 		Regions: map[string]engine.RegionSpec{
-			"spawn": {Shape: engine.ShapeSpec{Radius: 256}, Live: engine.RegionLive{Pulse: 5 * time.Millisecond}},
+			"spawn": {Shape: geom.ShapeSpec{Radius: 256}, Live: engine.RegionLive{Pulse: 5 * time.Millisecond}},
 		},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -48,7 +48,7 @@ func saveConfig(t *testing.T, dir string, cx, cz, radius int64) *config.Config {
 	cfg.Worlds = map[string]config.World{"mc": {Kind: config.KindMinecraft, Path: dir, Dimension: config.Overworld, WatchPeriod: 10 * time.Millisecond}}
 	rc := cfg.Regions[config.DefaultRegionName]
 	rc.World = "mc"
-	rc.Shape = config.Shape{Kind: "square", CenterX: cx, CenterZ: cz, Radius: radius}
+	rc.Shape = geom.ShapeSpec{Kind: "square", CenterX: cx, CenterZ: cz, Radius: radius}
 	cfg.Regions = map[string]config.Region{config.DefaultRegionName: rc}
 	return cfg
 }
@@ -183,7 +183,7 @@ func TestExhaustedRecoversWhenMemoryExpires(t *testing.T) {
 	src := &switchWorld{}
 	spec.Worlds = map[string]engine.WorldSpec{config.DefaultWorldName: {Source: src, Key: "switch"}}
 	rs := spec.Regions[config.DefaultRegionName]
-	rs.Shape = engine.ShapeSpec{Kind: engine.ShapeSquare, Radius: 64}
+	rs.Shape = geom.ShapeSpec{Kind: geom.ShapeSquare, Radius: 64}
 	spec.Regions[config.DefaultRegionName] = rs
 	clk := &fakeClock{}
 	e, err := engine.New(t.Context(), spec, engine.Options{Logger: quietLogger(), Clock: clk.Now})

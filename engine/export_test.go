@@ -35,3 +35,16 @@ func SetDiskUsage(t interface{ Cleanup(func()) }, usage func(dir string) (disksp
 	diskUsageOf = usage
 	t.Cleanup(func() { diskUsageOf = old })
 }
+
+// RegionKey returns the persisted identity (JSON) of the region named
+// region of s, as New computes it for a region whose verifiers are
+// sources.
+func RegionKey(s Spec, region string, sources []string) (string, error) {
+	s, err := s.resolve()
+	if err != nil {
+		return "", err
+	}
+	rs := s.Regions[region]
+	b, err := regionKeyJSON(keyOf(s.Worlds[rs.World]), rs, sources)
+	return string(b), err
+}

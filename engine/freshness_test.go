@@ -98,7 +98,7 @@ func TestFreshnessRegionRewritten(t *testing.T) {
 	cfg.Worlds = map[string]config.World{"mc": {Kind: config.KindMinecraft, Path: save, Dimension: config.Overworld}}
 	rc := cfg.Regions[config.DefaultRegionName]
 	rc.World = "mc"
-	rc.Shape = config.Shape{Kind: "square", CenterX: 64, CenterZ: 64, Radius: 63} // chunks 0..7
+	rc.Shape = geom.ShapeSpec{Kind: "square", CenterX: 64, CenterZ: 64, Radius: 63} // chunks 0..7
 	rc.Sinks.General.Capacity = 10
 	cfg.Regions = map[string]config.Region{config.DefaultRegionName: rc}
 	e := newEngineOpts(t, cfg, engine.Options{WatchPeriod: period})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/internal/landcheck"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/world/anvil/anviltest"
@@ -26,7 +27,7 @@ type landingSave struct {
 	dim  string // config.Overworld, config.Nether or config.End
 	// shape covers the save's chunks (one region file, or the synthetic
 	// save's extent).
-	shape config.Shape
+	shape geom.ShapeSpec
 	// want is how many locations the test asks for; min how many it
 	// must get within the time bound (0 for a save that may have no safe
 	// place at all).
@@ -75,7 +76,7 @@ func fixtureSaves(t *testing.T) []landingSave {
 					dir:  save,
 					dim:  config.Overworld,
 					// A square over the region file's 512 x 512 blocks.
-					shape: config.Shape{Kind: config.Square, CenterX: rx*512 + 256, CenterZ: rz*512 + 256, Radius: 255},
+					shape: geom.ShapeSpec{Kind: geom.ShapeSquare, CenterX: rx*512 + 256, CenterZ: rz*512 + 256, Radius: 255},
 					want:  30,
 				})
 			}
@@ -110,7 +111,7 @@ func syntheticSaves(t *testing.T) []landingSave {
 			name: "synthetic/" + s.name,
 			dir:  save,
 			dim:  s.dim,
-			shape: config.Shape{Kind: config.Rectangle, CenterX: (x0 + x1 + 1) / 2, CenterZ: (z0 + z1 + 1) / 2,
+			shape: geom.ShapeSpec{Kind: geom.ShapeRectangle, CenterX: (x0 + x1 + 1) / 2, CenterZ: (z0 + z1 + 1) / 2,
 				RadiusX: (x1 - x0) / 2, RadiusZ: (z1 - z0) / 2},
 			want: 100, min: 20,
 			builds: s.builds,

@@ -182,21 +182,9 @@ func (m *mapBackend) Regions() []webmap.Region {
 	out := make([]webmap.Region, 0, len(m.e.names))
 	for _, name := range m.e.names {
 		r := m.e.regions[name]
-		s := r.spec.Shape
-		v := webmap.Region{
-			Name: name, World: r.spec.World,
-			Shape: webmap.Shape{
-				Kind: s.Kind, CenterX: s.CenterX, CenterZ: s.CenterZ, Radius: s.Radius,
-				InnerRadius: s.Inner,
-			},
-			Chunks: shapeChunks(s),
-		}
-		switch {
-		case r.spec.Geom != nil:
+		v := webmap.Region{Name: name, World: r.spec.World, Shape: r.spec.Shape, Chunks: shapeChunks(r.spec.Shape)}
+		if r.spec.Geom != nil {
 			v.Shape, v.Chunks = geomView(r.shape)
-		case s.Kind == ShapeRectangle:
-			v.Shape.Radius, v.Shape.InnerRadius = 0, max(s.InnerX, s.InnerZ)
-			v.Shape.RadiusX, v.Shape.RadiusZ, v.Shape.Rotation = s.RadiusX, s.RadiusZ, s.Rotation
 		}
 		if b := r.spec.Safety.Border; b != nil {
 			v.Border = &webmap.Border{CenterX: b.CenterX, CenterZ: b.CenterZ, Size: b.Size}
@@ -209,9 +197,9 @@ func (m *mapBackend) Regions() []webmap.Region {
 // shapeChunks returns a chunk box holding every chunk of shape s: its
 // block extent (a rotated rectangle's bounding box) plus one chunk on
 // every side, since shapes are built on chunk centres.
-func shapeChunks(s ShapeSpec) [4]int64 {
+func shapeChunks(s geom.ShapeSpec) [4]int64 {
 	hx, hz := float64(s.Radius), float64(s.Radius)
-	if s.Kind == ShapeRectangle {
+	if s.Kind == geom.ShapeRectangle {
 		th := s.Rotation * math.Pi / 180
 		c, sn := math.Abs(math.Cos(th)), math.Abs(math.Sin(th))
 		rx, rz := float64(s.RadiusX), float64(s.RadiusZ)
@@ -223,11 +211,11 @@ func shapeChunks(s ShapeSpec) [4]int64 {
 }
 
 // geomView describes a region given as a geom.Shape (RegionSpec.Geom)
-// to the map: a circle around the chunk its spiral starts from (the
+// to the map: a square around the chunk its spiral starts from (the
 // centre, but for a shape with a hole), of the Chebyshev distance to its
 // last chunk, which every chunk of the spiral lies within; and that
-// circle's chunk box plus one chunk on every side.
-func geomView(g geom.Shape) (webmap.Shape, [4]int64) {
+// square's chunk box plus one chunk on every side.
+func geomView(g geom.Shape) (geom.ShapeSpec, [4]int64) {
 	c0, last := g.Chunk(0), g.Chunk(g.Len()-1)
 	if c, ok := g.(interface{ Center() geom.Chunk }); ok {
 		c0 = c.Center()
@@ -235,8 +223,8 @@ func geomView(g geom.Shape) (webmap.Shape, [4]int64) {
 	k := max(abs64(last.X-c0.X), abs64(last.Z-c0.Z))
 	o := c0.Origin()
 	half := int64(geom.ChunkSize / 2)
-	v := webmap.Shape{
-		Kind:    ShapeSquare,
+	v := geom.ShapeSpec{
+		Kind:    geom.ShapeSquare,
 		CenterX: o.X + half, CenterZ: o.Z + half,
 		Radius: (k << geom.ChunkShift) + half,
 	}

@@ -177,7 +177,7 @@ func TestMapBackendProcedural(t *testing.T) {
 // file holds chunks x 0..31, z -32..-1, so zoom-0 tile (0, -1) has
 // terrain, and its chunks outside the file are transparent.
 func TestMapBackendMinecraft(t *testing.T) {
-	_, cfg, _ := minecraftConfig(t, config.Shape{Kind: "circle", CenterX: 256, CenterZ: -256, Radius: 240})
+	_, cfg, _ := minecraftConfig(t, geom.ShapeSpec{Kind: "circle", CenterX: 256, CenterZ: -256, Radius: 240})
 	e := newEngine(t, cfg)
 	b := engine.MapBackend(e)
 	ws := b.Worlds()

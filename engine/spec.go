@@ -35,7 +35,8 @@ const (
 	// a Spec that has none.
 	DefaultWorldName  = "world"
 	DefaultRegionName = "default"
-	// DefaultRadius is ShapeSpec.Radius's default, in blocks (256 chunks).
+	// DefaultRadius is the default of RegionSpec.Shape's Radius, RadiusX
+	// and RadiusZ, in blocks (256 chunks).
 	DefaultRadius = 4096
 	// DefaultGeneralCapacity is a region's general sink capacity
 	// (activeChunkCap): 64 ready places are some 0.6 s of a fresh server's
@@ -214,62 +215,13 @@ type MinecraftWorld struct {
 	WatchPeriod time.Duration
 }
 
-// Shape kinds of ShapeSpec.
-const (
-	ShapeCircle    = "circle"
-	ShapeSquare    = "square"
-	ShapeRectangle = "rectangle"
-)
-
-// ShapeSpec is a region's area, in blocks. Kind circle and square use
-// Radius and Inner; rectangle uses RadiusX, RadiusZ, InnerX, InnerZ and
-// Rotation. Build converts distances to chunks: outer radii are
-// divided by 16 rounding down, inner radii rounding up. The zero value is
-// a circle of DefaultRadius around block 0, 0.
-type ShapeSpec struct {
-	// Kind is ShapeCircle, ShapeSquare or ShapeRectangle. Default circle.
-	Kind string
-	// CenterX and CenterZ are the centre block. Default 0, 0.
-	CenterX, CenterZ int64
-	// Radius is the circle's radius or the square's half-width. Default
-	// DefaultRadius.
-	Radius int64
-	// Inner is the radius of the hole in the middle; 0 for none.
-	Inner int64
-	// RadiusX and RadiusZ are the rectangle's half-extents. Default
-	// DefaultRadius each.
-	RadiusX, RadiusZ int64
-	// InnerX and InnerZ are the rectangle's hole; 0 for none.
-	InnerX, InnerZ int64
-	// Rotation turns the rectangle's x axis towards +z, in degrees.
-	Rotation float64
-}
-
-// Build returns the shape in chunks.
-func (s ShapeSpec) Build() (geom.Shape, error) {
-	s = s.withDefaults()
-	c := geom.Block{X: s.CenterX, Z: s.CenterZ}.Chunk()
-	switch s.Kind {
-	case ShapeCircle:
-		return geom.NewCircle(c, blockRadius(s.Radius), blockInner(s.Inner))
-	case ShapeSquare:
-		return geom.NewSquare(c, blockRadius(s.Radius), blockInner(s.Inner))
-	case ShapeRectangle:
-		return geom.NewRectangle(geom.RectangleSpec{
-			Center:   c,
-			RadiusX:  blockRadius(s.RadiusX),
-			RadiusZ:  blockRadius(s.RadiusZ),
-			InnerX:   blockInner(s.InnerX),
-			InnerZ:   blockInner(s.InnerZ),
-			Rotation: s.Rotation,
-		})
-	}
-	return nil, fmt.Errorf("engine: unknown shape kind %q (want circle, square or rectangle)", s.Kind)
-}
-
-func (s ShapeSpec) withDefaults() ShapeSpec {
+// shapeWithDefaults fills the fields of s left zero with the defaults: a
+// circle, of DefaultRadius (and the rectangle's half-extents likewise). It
+// is the only place the engine defaults a shape; geom.ShapeSpec.Build takes
+// the spec as it is.
+func shapeWithDefaults(s geom.ShapeSpec) geom.ShapeSpec {
 	if s.Kind == "" {
-		s.Kind = ShapeCircle
+		s.Kind = geom.ShapeCircle
 	}
 	if s.Radius == 0 {
 		s.Radius = DefaultRadius
@@ -283,19 +235,6 @@ func (s ShapeSpec) withDefaults() ShapeSpec {
 	return s
 }
 
-// blockRadius and blockInner convert distances from blocks to chunks:
-// outer radii round down and inner radii up, so that the chunk shape never
-// reaches past the radius written nor into the hole written.
-func blockRadius(b int64) int64 { return b >> geom.ChunkShift }
-
-func blockInner(b int64) int64 {
-	c := b >> geom.ChunkShift
-	if b&(geom.ChunkSize-1) != 0 {
-		c++
-	}
-	return c
-}
-
 // RegionSpec is one region: the parts fixed while the engine runs, and
 // Live, which Reload applies. The zero value is a region with every
 // default on the only world of its Spec.
@@ -303,8 +242,11 @@ type RegionSpec struct {
 	// World names the region's world (a key of Spec.Worlds). Default: the
 	// Spec's only world; required when it has several.
 	World string
-	// Shape is the area, in blocks. Ignored when Geom is set.
-	Shape ShapeSpec
+	// Shape is the area, in blocks (see geom.ShapeSpec). Fields left zero
+	// take the defaults: a circle (Kind), of DefaultRadius (Radius,
+	// RadiusX and RadiusZ); a 0 there is never a radius of 0. Ignored when
+	// Geom is set.
+	Shape geom.ShapeSpec
 	// Geom is the area in chunks, when set: any geom.Shape. Default nil:
 	// Shape.
 	Geom geom.Shape
@@ -500,7 +442,7 @@ func (l RegionLive) withDefaults() RegionLive {
 
 // withDefaults fills r's defaults in place, but World.
 func (r *RegionSpec) withDefaults() {
-	r.Shape = r.Shape.withDefaults()
+	r.Shape = shapeWithDefaults(r.Shape)
 	if r.Distribution == nil {
 		r.Distribution = geom.Flat{}
 	}

@@ -56,7 +56,7 @@ func TestResolve(t *testing.T) {
 		"two kinds":      {Worlds: map[string]WorldSpec{"w": {Source: &flat{}, Minecraft: &MinecraftWorld{Path: "x"}}}},
 		"unknown world":  {Regions: map[string]RegionSpec{"r": {World: "nope"}}},
 		"ambiguous":      {Worlds: map[string]WorldSpec{"a": {}, "b": {}}},
-		"shape kind":     {Regions: map[string]RegionSpec{"r": {Shape: ShapeSpec{Kind: "blob"}}}},
+		"shape kind":     {Regions: map[string]RegionSpec{"r": {Shape: geom.ShapeSpec{Kind: "blob"}}}},
 		"negative cap":   {Regions: map[string]RegionSpec{"r": {Live: RegionLive{GeneralCapacity: -1}}}},
 		"unique radius":  {Regions: map[string]RegionSpec{"r": {Live: RegionLive{UniqueRadius: MaxUniqueRadius + 1}}}},
 		"verifier kind":  {Verifiers: []VerifierSpec{{Name: "v", Kind: "magic"}}},

@@ -51,7 +51,7 @@ func TestSpread(t *testing.T) {
 	cfg.Worlds = map[string]config.World{"flat": {Kind: config.KindMinecraft, Path: save, Dimension: config.Overworld}}
 	rc := config.DefaultRegion()
 	rc.World = "flat"
-	rc.Shape = config.Shape{Kind: "circle", CenterX: 128, CenterZ: 128, Radius: 120}
+	rc.Shape = geom.ShapeSpec{Kind: "circle", CenterX: 128, CenterZ: 128, Radius: 120}
 	rc.Pulse = 2 * time.Millisecond
 	rc.Sinks.General.Capacity = 64
 	cfg.Regions = map[string]config.Region{config.DefaultRegionName: rc}

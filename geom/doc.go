@@ -15,6 +15,10 @@
 // a uniform draw to a rank, which the memory table turns into the index of a
 // selectable chunk.
 //
+// A ShapeSpec is a region's area as a person writes it, in blocks: the one
+// description every package shares (the configuration file decodes into
+// it, the engine takes it); its Build makes the Shape of chunks.
+//
 // Shapes accept radii up to MaxRadius and centres within MaxCenter; their
 // constructors report every invalid parameter at once. Every Shape is
 // immutable after construction and safe for concurrent use; Chunk, Index,

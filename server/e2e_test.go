@@ -41,7 +41,7 @@ func smallConfig(t *testing.T) *config.Config {
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	rc := cfg.Regions[config.DefaultRegionName]
-	rc.Shape = config.Shape{Kind: config.Square, Radius: 256}
+	rc.Shape = geom.ShapeSpec{Kind: geom.ShapeSquare, Radius: 256}
 	rc.Pulse = 10 * time.Millisecond
 	rc.Memory.RebuildInterval = 100 * time.Millisecond
 	rc.Sinks.Login.Enabled = true
@@ -98,7 +98,7 @@ func start(t *testing.T, cfg *config.Config, o envOptions) *env {
 	if !o.norun {
 		ev.run()
 	}
-	ev.srv, err = New(e, Options{Logger: quietLogger(), Token: config.Secret(o.token), Reload: o.reload})
+	ev.srv, err = New(e, Options{Logger: quietLogger(), Token: AdminToken(o.token), Reload: o.reload})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +109,11 @@ func start(t *testing.T, cfg *config.Config, o envOptions) *env {
 	ev.base = "http://" + ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	sc := cfg.Server
+	var tt Timeouts
 	if o.timeout > 0 {
-		sc.ShutdownTimeout = o.timeout
+		tt.Shutdown = o.timeout
 	}
-	go func() { done <- ev.srv.Serve(ctx, ln, sc) }()
+	go func() { done <- ev.srv.Serve(ctx, ln, tt) }()
 	var serveErr error
 	stopped := false
 	ev.stopServe = func() error {
@@ -377,7 +377,7 @@ func TestEndToEnd(t *testing.T) {
 		checkErrorAnswer(t, "unknown claim", ev.call("DELETE", "/v1/worlds/"+world+"/claims/987654", ""), 404, CodeUnknownClaim)
 		checkErrorAnswer(t, "no token", ev.callAuth("POST", "/v1/regions/"+region+"/teleports", `{"player":"p"}`, ""), 401, CodeUnauthorized)
 		checkErrorAnswer(t, "wrong token", ev.callAuth("POST", "/v1/admin/regions/"+region+"/scan/pause", "", testToken+"!"), 401, CodeUnauthorized)
-		checkErrorAnswer(t, "too large", ev.call("POST", "/v1/regions/"+region+"/teleports", `{"player":"`+strings.Repeat("x", config.DefaultMaxBodyBytes)+`"}`), 413, CodeTooLarge)
+		checkErrorAnswer(t, "too large", ev.call("POST", "/v1/regions/"+region+"/teleports", `{"player":"`+strings.Repeat("x", DefaultMaxBodyBytes)+`"}`), 413, CodeTooLarge)
 		checkErrorAnswer(t, "malformed", ev.call("POST", "/v1/regions/"+region+"/teleports", `{"player":`), 400, CodeBadRequest)
 		checkErrorAnswer(t, "unknown field", ev.call("POST", "/v1/regions/"+region+"/teleports", `{"player":"p","x":1}`), 400, CodeBadRequest)
 		checkErrorAnswer(t, "wrong type", ev.call("POST", "/v1/regions/"+region+"/teleports", `{"player":["p"]}`), 400, CodeBadRequest)
@@ -599,7 +599,7 @@ func metricValue(text, series string) float64 {
 func TestClaimComesBackAfterExpiry(t *testing.T) {
 	cfg := smallConfig(t)
 	rc := cfg.Regions[config.DefaultRegionName]
-	rc.Shape = config.Shape{Kind: config.Square, Radius: 64} // 8 x 8 chunks
+	rc.Shape = geom.ShapeSpec{Kind: geom.ShapeSquare, Radius: 64} // 8 x 8 chunks
 	rc.Memory.PendingThreshold = 1
 	cfg.Regions[config.DefaultRegionName] = rc
 	clock := &testClock{}
@@ -796,7 +796,7 @@ func inFlight(t *testing.T, s *Server) float64 {
 func TestEngineErrorsOverHTTP(t *testing.T) {
 	cfg := smallConfig(t)
 	plain := config.DefaultRegion() // no login, network nor personal sink
-	plain.Shape = config.Shape{Kind: config.Square, CenterX: 4096, Radius: 64}
+	plain.Shape = geom.ShapeSpec{Kind: geom.ShapeSquare, CenterX: 4096, Radius: 64}
 	plain.Pulse = 10 * time.Millisecond
 	cfg.Regions["plain"] = plain
 	if err := cfg.Validate(); err != nil {

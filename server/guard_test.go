@@ -14,7 +14,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/internal/hostname"
 )
 
@@ -57,7 +56,7 @@ func newHTTPRequest(t *testing.T, method, url, body string, header ...string) *h
 // not, and that a refused request never reaches the engine.
 func TestRequestShape(t *testing.T) {
 	for _, token := range []string{"", testToken} {
-		f, s := newFakeServer(t, Options{Token: config.Secret(token)})
+		f, s := newFakeServer(t, Options{Token: AdminToken(token)})
 		hs := httptest.NewServer(s.Handler())
 		defer hs.Close()
 		// The spec describes every answer; a request without Content-Type
@@ -247,7 +246,7 @@ func TestServeLoopbackHosts(t *testing.T) {
 		return httpAnswer(t, req).status
 	}
 	_, s := newFakeServer(t, Options{})
-	base, _ := serve(t, s, config.Server{})
+	base, _ := serve(t, s, Timeouts{})
 	port := base[strings.LastIndexByte(base, ':'):]
 	for _, tc := range []struct {
 		host string
@@ -285,12 +284,12 @@ func TestServeLoopbackHosts(t *testing.T) {
 	}
 
 	_, any := newFakeServer(t, Options{AllowedHosts: []string{"*"}})
-	base, _ = serve(t, any, config.Server{})
+	base, _ = serve(t, any, Timeouts{})
 	if got := get(base, "evil.example"); got != http.StatusNoContent {
 		t.Errorf(`AllowedHosts "*" on loopback: host evil.example = %d, want 204`, got)
 	}
 	_, listed := newFakeServer(t, Options{AllowedHosts: []string{"rtp.example.com"}})
-	base, _ = serve(t, listed, config.Server{})
+	base, _ = serve(t, listed, Timeouts{})
 	if got := get(base, "rtp.example.com"); got != http.StatusNoContent {
 		t.Errorf("listed host on loopback = %d, want 204", got)
 	}

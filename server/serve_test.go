@@ -10,13 +10,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rtpengine/rtp/config"
 )
 
 // serve runs s.Serve on a loopback listener; the returned function stops
 // it and returns Serve's error.
-func serve(t *testing.T, s *Server, sc config.Server) (base string, stop func() error) {
+func serve(t *testing.T, s *Server, tt Timeouts) (base string, stop func() error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -24,7 +22,7 @@ func serve(t *testing.T, s *Server, sc config.Server) (base string, stop func() 
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln, sc) }()
+	go func() { done <- s.Serve(ctx, ln, tt) }()
 	var serr error
 	stopped := false
 	stop = func() error {
@@ -45,7 +43,7 @@ func TestServeShutdownTimeout(t *testing.T) {
 	f, s := newFakeServer(t, Options{})
 	f.block = make(chan struct{})
 	defer close(f.block)
-	base, stop := serve(t, s, config.Server{ShutdownTimeout: 100 * time.Millisecond})
+	base, stop := serve(t, s, Timeouts{Shutdown: 100 * time.Millisecond})
 	errc := make(chan error, 1)
 	go func() {
 		resp, err := http.Post(base+"/v1/regions/r/teleports", "application/json", strings.NewReader(`{"player":"p"}`))
@@ -77,7 +75,7 @@ func TestServeListenerError(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln.Close()
-	if err := s.Serve(t.Context(), ln, config.Server{}); err == nil {
+	if err := s.Serve(t.Context(), ln, Timeouts{}); err == nil {
 		t.Error("Serve on a closed listener = nil")
 	}
 }
@@ -101,7 +99,7 @@ func TestServeWarnsWithoutToken(t *testing.T) {
 	}
 	var log lockedBuffer
 	_, s := newFakeServer(t, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	_, stop := serve(t, s, config.Server{})
+	_, stop := serve(t, s, Timeouts{})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

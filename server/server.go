@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
 )
 
@@ -56,6 +55,8 @@ var _ Engine = (*engine.Engine)(nil)
 
 // Defaults of Options.
 const (
+	// DefaultMaxBodyBytes is Options.MaxBodyBytes's default: 1 MiB.
+	DefaultMaxBodyBytes = 1 << 20
 	// DefaultWait is how long a teleport waits on a miss when the request
 	// does not say (waitMs).
 	DefaultWait = 2 * time.Second
@@ -77,7 +78,7 @@ type Options struct {
 	// every /v1/admin/ route needs "Authorization: Bearer <token>".
 	// Default "": those routes are open. (*Server).SetToken replaces it
 	// while the server runs.
-	Token config.Secret
+	Token AdminToken
 	// AllowedHosts lists the host names (or IP addresses) the server
 	// answers, compared without the port and in any letter case against a
 	// request's Host; a request for another host is answered 421
@@ -93,7 +94,7 @@ type Options struct {
 	// applies only the list.
 	AllowedHosts []string
 	// MaxBodyBytes bounds a request body; a larger one is answered 413.
-	// Default config.DefaultMaxBodyBytes (1 MiB).
+	// Default DefaultMaxBodyBytes (1 MiB).
 	MaxBodyBytes int64
 	// Registerer is where the server registers its HTTP metrics and the
 	// engine collector; Gatherer is what /metrics serves. Set both or
@@ -139,7 +140,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Logger = slog.Default()
 	}
 	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = config.DefaultMaxBodyBytes
+		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if o.DefaultWait == 0 {
 		o.DefaultWait = DefaultWait
@@ -246,10 +247,10 @@ func New(e Engine, opts Options) (*Server, error) {
 // Handler returns the handler of every route.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Serve serves the API on ln until ctx ends, with the timeouts of sc. When
-// ctx ends it stops accepting, makes teleports waiting on a miss give up
-// (503 shutdown) and waits for the requests in flight, at most
-// sc.ShutdownTimeout (default config.DefaultShutdownTimeout); then it
+// Serve serves the API on ln until ctx ends, with timeouts t. When ctx
+// ends it stops accepting, makes teleports waiting on a miss give up (503
+// shutdown) and waits for the requests in flight, at most t.Shutdown
+// (default DefaultShutdownTimeout); then it
 // closes what is left. It returns nil after a clean stop, the listener's
 // error if serving failed, or the shutdown's error if requests were still
 // running at the deadline. Serve closes ln.
@@ -260,7 +261,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // answers on ln only requests for localhost, names under .localhost and
 // loopback IP addresses (421 misdirected otherwise); Handler is not
 // changed.
-func (s *Server) Serve(ctx context.Context, ln net.Listener, sc config.Server) error {
+func (s *Server) Serve(ctx context.Context, ln net.Listener, t Timeouts) error {
 	handler := s.handler
 	if len(s.opts.AllowedHosts) == 0 && isTCPLoopback(ln.Addr()) {
 		handler = s.hostGuard(loopbackHosts, handler)
@@ -270,10 +271,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, sc config.Server) e
 	}
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: orDefault(sc.ReadHeaderTimeout, config.DefaultReadHeaderTimeout),
-		ReadTimeout:       orDefault(sc.ReadTimeout, config.DefaultReadTimeout),
-		WriteTimeout:      orDefault(sc.WriteTimeout, config.DefaultWriteTimeout),
-		IdleTimeout:       orDefault(sc.IdleTimeout, config.DefaultIdleTimeout),
+		ReadHeaderTimeout: orDefault(t.ReadHeader, DefaultReadHeaderTimeout),
+		ReadTimeout:       orDefault(t.Read, DefaultReadTimeout),
+		WriteTimeout:      orDefault(t.Write, DefaultWriteTimeout),
+		IdleTimeout:       orDefault(t.Idle, DefaultIdleTimeout),
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
@@ -286,7 +287,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, sc config.Server) e
 	case <-ctx.Done():
 	}
 	s.drainStop()
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orDefault(sc.ShutdownTimeout, config.DefaultShutdownTimeout))
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orDefault(t.Shutdown, DefaultShutdownTimeout))
 	defer cancel()
 	err := srv.Shutdown(sctx)
 	if err != nil {

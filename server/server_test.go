@@ -15,7 +15,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
 )
 
@@ -387,7 +386,7 @@ func TestOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.opts.MaxBodyBytes != config.DefaultMaxBodyBytes || s.opts.DefaultWait != DefaultWait || s.opts.Logger == nil || s.opts.Clock == nil {
+	if s.opts.MaxBodyBytes != DefaultMaxBodyBytes || s.opts.DefaultWait != DefaultWait || s.opts.Logger == nil || s.opts.Clock == nil {
 		t.Errorf("defaults: %+v", s.opts)
 	}
 }

@@ -2,6 +2,7 @@ package webmap
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -33,18 +34,6 @@ type World struct {
 	MaxY int `json:"maxY"`
 }
 
-// Shape is a region's shape as configured, in blocks.
-type Shape struct {
-	Kind        string  `json:"kind"` // circle, square or rectangle
-	CenterX     int64   `json:"centerX"`
-	CenterZ     int64   `json:"centerZ"`
-	Radius      int64   `json:"radius,omitempty"`  // circle radius, square half-width
-	RadiusX     int64   `json:"radiusX,omitempty"` // rectangle half-extents
-	RadiusZ     int64   `json:"radiusZ,omitempty"`
-	Rotation    float64 `json:"rotation,omitempty"`    // rectangle, degrees from +x towards +z
-	InnerRadius int64   `json:"innerRadius,omitempty"` // hole, 0 for none
-}
-
 // Border is a square world border (safety.Border).
 type Border struct {
 	CenterX float64 `json:"centerX"`
@@ -52,16 +41,61 @@ type Border struct {
 	Size    float64 `json:"size"`
 }
 
-// Region describes one region of the Backend.
+// Region describes one region of the Backend. Its JSON form is what the
+// map's page reads (see MarshalJSON).
 type Region struct {
-	Name  string `json:"name"`
-	World string `json:"world"`
-	Shape Shape  `json:"shape"`
+	Name  string
+	World string
+	// Shape is the region's area, in blocks, as configured.
+	Shape geom.ShapeSpec
 	// Chunks is the chunk bounding box of the shape, inclusive:
 	// minCX, minCZ, maxCX, maxCZ.
-	Chunks [4]int64 `json:"chunks"`
+	Chunks [4]int64
 	// Border is the region's world border, or nil.
-	Border *Border `json:"border"`
+	Border *Border
+}
+
+// MarshalJSON encodes r as the page reads it: "name", "world", "shape",
+// "chunks" and "border". The shape is an object with "kind", "centerX"
+// and "centerZ"; a circle's or square's "radius" and "innerRadius" (its
+// hole); a rectangle's "radiusX", "radiusZ", "rotation" and, as
+// "innerRadius", the larger of its hole's half-extents (the page outlines
+// the hole as a square). Zeros other than the centre are left out.
+func (r Region) MarshalJSON() ([]byte, error) {
+	return json.Marshal(regionJSON{Name: r.Name, World: r.World, Shape: shapeView(r.Shape), Chunks: r.Chunks, Border: r.Border})
+}
+
+// regionJSON is a Region as the page reads it: every field of Region.
+type regionJSON struct {
+	Name   string    `json:"name"`
+	World  string    `json:"world"`
+	Shape  shapeJSON `json:"shape"`
+	Chunks [4]int64  `json:"chunks"`
+	Border *Border   `json:"border"`
+}
+
+// shapeJSON is a shape as the page reads it.
+type shapeJSON struct {
+	Kind        string  `json:"kind"`
+	CenterX     int64   `json:"centerX"`
+	CenterZ     int64   `json:"centerZ"`
+	Radius      int64   `json:"radius,omitempty"`
+	RadiusX     int64   `json:"radiusX,omitempty"`
+	RadiusZ     int64   `json:"radiusZ,omitempty"`
+	Rotation    float64 `json:"rotation,omitempty"`
+	InnerRadius int64   `json:"innerRadius,omitempty"`
+}
+
+// shapeView is the one conversion of a shape to the page's view.
+func shapeView(s geom.ShapeSpec) shapeJSON {
+	v := shapeJSON{Kind: s.Kind, CenterX: s.CenterX, CenterZ: s.CenterZ}
+	if s.Kind == geom.ShapeRectangle {
+		v.RadiusX, v.RadiusZ, v.Rotation = s.RadiusX, s.RadiusZ, s.Rotation
+		v.InnerRadius = max(s.InnerX, s.InnerZ)
+	} else {
+		v.Radius, v.InnerRadius = s.Radius, s.Inner
+	}
+	return v
 }
 
 // ChunkRect is an inclusive rectangle of chunks.

@@ -43,7 +43,7 @@ func (p *procBackend) Worlds() []World {
 }
 
 func (p *procBackend) Regions() []Region {
-	return []Region{{Name: "p", World: "proc", Shape: Shape{Kind: "circle", Radius: 8192}, Chunks: [4]int64{-513, -513, 512, 512}}}
+	return []Region{{Name: "p", World: "proc", Shape: geom.ShapeSpec{Kind: geom.ShapeCircle, Radius: 8192}, Chunks: [4]int64{-513, -513, 512, 512}}}
 }
 
 func (p *procBackend) Summary(ctx context.Context, _ string, c geom.Chunk) (*world.Chunk, error) {

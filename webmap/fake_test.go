@@ -63,8 +63,8 @@ func (f *fakeBackend) Worlds() []World {
 func (f *fakeBackend) Regions() []Region {
 	box := [4]int64{-64, -64, 63, 63}
 	return []Region{
-		{Name: "m", World: "mc", Shape: Shape{Kind: "circle", Radius: 1024}, Chunks: box},
-		{Name: "p", World: "proc", Shape: Shape{Kind: "circle", Radius: 1024}, Chunks: box, Border: &Border{Size: 4000}},
+		{Name: "m", World: "mc", Shape: geom.ShapeSpec{Kind: geom.ShapeCircle, Radius: 1024}, Chunks: box},
+		{Name: "p", World: "proc", Shape: geom.ShapeSpec{Kind: geom.ShapeCircle, Radius: 1024}, Chunks: box, Border: &Border{Size: 4000}},
 	}
 }
 

@@ -67,7 +67,7 @@ func spec(dataDir string) engine.Spec {
 		},
 		Regions: map[string]engine.RegionSpec{
 			"spawn": {
-				Shape: engine.ShapeSpec{Radius: 512},
+				Shape: geom.ShapeSpec{Radius: 512},
 				Live:  engine.RegionLive{Pulse: 5 * time.Millisecond},
 			},
 		},

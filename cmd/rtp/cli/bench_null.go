@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/loadgen"
+	"github.com/rtpengine/rtp/server"
 )
 
 const defaultNullListen = "127.0.0.1:8081"
@@ -65,10 +65,10 @@ func runNullServer(ctx context.Context, cmd *cobra.Command, listen string, tileB
 	}
 	srv := &http.Server{
 		Handler:           loadgen.NullHandlerWith(loadgen.NullOptions{TileBytes: tileBytes}),
-		ReadHeaderTimeout: config.DefaultReadHeaderTimeout,
-		ReadTimeout:       config.DefaultReadTimeout,
-		WriteTimeout:      config.DefaultWriteTimeout,
-		IdleTimeout:       config.DefaultIdleTimeout,
+		ReadHeaderTimeout: server.DefaultReadHeaderTimeout,
+		ReadTimeout:       server.DefaultReadTimeout,
+		WriteTimeout:      server.DefaultWriteTimeout,
+		IdleTimeout:       server.DefaultIdleTimeout,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

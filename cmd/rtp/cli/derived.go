@@ -55,9 +55,9 @@ type derivedEntry struct {
 }
 
 // shape returns the kept circle as a configuration shape.
-func (e derivedEntry) shape() config.Shape {
+func (e derivedEntry) shape() geom.ShapeSpec {
 	sh := config.DefaultRegion().Shape
-	sh.Kind = config.Circle
+	sh.Kind = geom.ShapeCircle
 	sh.CenterX, sh.CenterZ, sh.Radius = e.CenterX, e.CenterZ, e.Radius
 	sh.Inner = 0
 	return sh

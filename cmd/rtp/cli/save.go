@@ -213,7 +213,7 @@ func (o *saveOptions) now() time.Time {
 }
 
 // override applies --x, --z and --radius over a written shape.
-func (o *saveOptions) override(sh *config.Shape) {
+func (o *saveOptions) override(sh *geom.ShapeSpec) {
 	if o.set("x") {
 		sh.CenterX = o.x
 	}
@@ -222,7 +222,7 @@ func (o *saveOptions) override(sh *config.Shape) {
 	}
 	if o.set("radius") {
 		sh.Radius = o.radius
-		if sh.Kind == config.Rectangle {
+		if sh.Kind == geom.ShapeRectangle {
 			sh.RadiusX, sh.RadiusZ = o.radius, o.radius
 		}
 	}
@@ -241,7 +241,7 @@ type saveScan struct {
 }
 
 type derivedShape struct {
-	shape config.Shape
+	shape geom.ShapeSpec
 	from  string
 }
 
@@ -427,9 +427,9 @@ func (s *saveScan) fill(c geom.Chunk) float64 {
 }
 
 // derive lays a circle over the save, as described on saveOptions.
-func (s *saveScan) derive(o *saveOptions) (config.Shape, string, error) {
+func (s *saveScan) derive(o *saveOptions) (geom.ShapeSpec, string, error) {
 	sh := config.DefaultRegion().Shape
-	sh.Kind = config.Circle
+	sh.Kind = geom.ShapeCircle
 	spawn := s.level.Spawn
 	spawnFrom := "the spawn"
 	switch {
@@ -537,9 +537,9 @@ func shapeInside(shape geom.Shape, b anvil.Border) bool {
 }
 
 // shapeText describes a shape in blocks.
-func shapeText(s config.Shape) string {
+func shapeText(s geom.ShapeSpec) string {
 	switch s.Kind {
-	case config.Rectangle:
+	case geom.ShapeRectangle:
 		return fmt.Sprintf("rectangle of half-extents %d x %d blocks around block (%d, %d), rotated %g°",
 			s.RadiusX, s.RadiusZ, s.CenterX, s.CenterZ, s.Rotation)
 	default:

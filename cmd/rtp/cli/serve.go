@@ -143,7 +143,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 			}
 		}
 	}()
-	opts := server.Options{Logger: logger, Token: token, MaxBodyBytes: cfg.Server.MaxBodyBytes,
+	opts := server.Options{Logger: logger, Token: server.AdminToken(token.Reveal()), MaxBodyBytes: cfg.Server.MaxBodyBytes,
 		AllowedHosts: cfg.Server.AllowedHosts}
 	// auth is the auth section in force: a reload replaces it, and the
 	// server then reads its token again (a rotated token file applies).
@@ -218,7 +218,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	}()
 	logger.Info("serving", "addr", ln.Addr().String(), "regions", e.Regions(), "data", cfg.DataDir)
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
-	srvErr := srv.Serve(srvCtx, ln, cfg.Server)
+	srvErr := srv.Serve(srvCtx, ln, serverTimeouts(cfg.Server))
 	stopServer()
 	<-reloads
 	<-prerendered // before the engine it reads goes
@@ -237,6 +237,18 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// serverTimeouts returns the HTTP server's timeouts the configuration's
+// server section sets.
+func serverTimeouts(s config.Server) server.Timeouts {
+	return server.Timeouts{
+		ReadHeader: s.ReadHeaderTimeout,
+		Read:       s.ReadTimeout,
+		Write:      s.WriteTimeout,
+		Idle:       s.IdleTimeout,
+		Shutdown:   s.ShutdownTimeout,
+	}
 }
 
 // reloadOnHangup reloads the configuration file (when the server has one)
