@@ -96,7 +96,8 @@
 // The codes of the engine's *engine.Error are its Reason:
 //
 //	unknown-region, unknown-id, unknown-token     404
-//	unknown-sink, invalid, invalid-token          400
+//	unknown-sink, invalid, invalid-token,         400
+//	group-too-large
 //	sink-disabled, token-redeemed, restart-needed 409
 //	lease-expired                                 410
 //	no-location (Retry-After: 1), paused (5),     503
@@ -155,6 +156,13 @@
 //	                                                _demand_per_second, _pending_promotions
 //	rtp_sink_hits_total{region,sink,kind}           and _misses_total, _promotions_total,
 //	                                                _stale_total
+//	rtp_group_places{region,sink}                   places the subspaces of a group sink
+//	                                                hold; and rtp_group_size,
+//	                                                rtp_group_radius_blocks (its profile)
+//	rtp_group_teleports_total{region,sink}          groups placed; and rtp_group_players_total,
+//	                                                _trimmed_places_total (released when a
+//	                                                subspace served a smaller group),
+//	                                                _no_room_total
 //	rtp_queue_fill{region,queue}                    backlog and cold; and rtp_queue_capacity
 //	rtp_pipeline_screenings_in_flight{region}       and rtp_pipeline_promotions_in_flight
 //	rtp_pipeline_screened_total{region}             and _promotions_total, _transfers_total,
