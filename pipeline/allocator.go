@@ -183,6 +183,7 @@ func (p *Pipeline) pulse() error {
 	for _, g := range p.groups {
 		c := g.capacity.Load()
 		g.quota.Store(quotaFor(g.d.perSecond(), o.DemandHorizon, effectiveFloor(g.floor.Load(), c), c))
+		p.dropKnownBad(g)
 	}
 	p.setFill(p.fill())
 

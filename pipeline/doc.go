@@ -53,6 +53,12 @@
 //	login     LoginSink   capacity playerCap - online; burst fill at start
 //	network   NetworkSink token-leased (HMAC tokens); externally leased
 //	personal  PersonalSink keyed by player; externally leased
+//	group     GroupSink   keyed by profile (Size places within Radius):
+//	                      entries are *Subspace, Size hot places each
+//
+// TakeGroup serves a group request from the group sink (see Group
+// placements, in group.go): the subspace of the smallest profile that
+// holds the group, trimmed to it, the remainder disposed once.
 //
 // Take serves a request in one call: it picks the sink (the player's
 // personal queue first, the login reserve with the general sink behind
@@ -79,7 +85,11 @@
 // the entry's own reservation holds: no chunk I/O, no verifier, and it fails
 // closed on a nil or closed reservation. A transfer moves the entry and its
 // reservation with PollSilent/OfferSilent in O(1): no reservation is opened
-// or closed and no row is written.
+// or closed and no row is written. Between the group sink's partitions,
+// rule 0 is subsumption (a subspace of Size N may serve a partition of
+// Size k <= N); the transfer trims the subspace to k places and disposes
+// the remainder through the source's stage, which closes its
+// reservations, once.
 //
 // # Allocator
 //
@@ -123,6 +133,11 @@
 //   - While a sink lacks more places than cold holds, the refill waits on
 //     screening and the requests on the refill: the gate then admits as
 //     many screenings again on surge lanes (Gate: Surge).
+//   - The group sink comes last: its promotions start only once every
+//     single-target sink has all it needs, count in neither pacing nor
+//     surge (a world with little room for groups never keeps the gate
+//     busy), and back off, up to 256 rounds, after chunks that had no
+//     room for a subspace.
 //
 // Screenings and promotions run on goroutines the Pipeline owns; Settle
 // waits for them and Close stops them. Options.Gate, shared by pipelines

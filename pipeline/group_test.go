@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/world"
 )
 
@@ -661,4 +662,34 @@ func TestGroupDisabled(t *testing.T) {
 	if e.p.MaxGroup() != 0 || e.p.Groups() != nil {
 		t.Fatal("a pipeline without a group sink reports one")
 	}
+}
+
+// TestGroupDropsKnownBad: a subspace whose chunk memory marks bad after it
+// was cached (a unique-placement mark, a claim) is disposed at the next
+// pulse: no request could be given it, and it would keep the region
+// holding something forever.
+func TestGroupDropsKnownBad(t *testing.T) {
+	e := groupEnv(t, envConfig{})
+	defer e.shutdown()
+	e.fillGroups()
+	g := e.p.Groups()[0]
+	sub := drainAll(g.stage)[1]
+	if err := e.mem.AddBad(sub.Anchor.Index, memory.CauseUniquePlacement, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.mem.Rebuild()
+	known := e.p.Stats().KnownBad
+	e.p.cold.Resize(0) // no refill: the count below is the drop alone
+	e.cycle()
+	if g.Len() != g.Cap()-1 || !sub.Places[0].Res.Closed() || e.p.Stats().KnownBad != known+1 {
+		t.Fatalf("after the pulse: %d subspaces, the marked one closed %v, known bad %d (was %d)",
+			g.Len(), sub.Places[0].Res.Closed(), e.p.Stats().KnownBad, known)
+	}
+	for _, s := range drainAll(g.stage) {
+		if s == sub {
+			t.Fatal("the subspace of the marked chunk is still in the sink")
+		}
+	}
+	e.checkRows("after the drop")
+	e.p.cold.Resize(64)
 }

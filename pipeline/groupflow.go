@@ -318,6 +318,21 @@ func (p *Pipeline) refillGroups(pulse bool, budget int) {
 	}
 }
 
+// dropKnownBad disposes the subspaces of g whose chunk memory has marked
+// bad since they were cached (a unique-placement mark around a place
+// handed out, a claim): no group request could be given them, and,
+// unlike a single sink's entries, which requests take and drop in a
+// stream, a group sink's few subspaces would otherwise sit there, held,
+// keeping the region from ever being found exhausted. Called on each
+// pulse; the work is bounded by the sink's capacity.
+func (p *Pipeline) dropKnownBad(g *GroupSink) {
+	n := sweepStage(g.stage, func(s *Subspace) bool {
+		_, bad := p.opts.Memory.CauseAt(s.Anchor.Index)
+		return bad
+	})
+	p.ctr.knownBad.Add(uint64(n))
+}
+
 // countDownGroupBackoff counts one refill round off every group sink's
 // backoff: each pulse's round calls it once.
 func (p *Pipeline) countDownGroupBackoff() {
