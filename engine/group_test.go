@@ -12,6 +12,7 @@ import (
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/internal/landcheck"
 	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/webmap"
 )
 
 // players returns n player names with the given prefix.
@@ -251,5 +252,51 @@ func testGroupLandings(t *testing.T, s landingSave) {
 	t.Logf("%s: %d groups, %d places checked", s.name, groups, checked)
 	if groups < 16 {
 		t.Errorf("%d groups placed within %v, want 16", groups, landingSaveBudget)
+	}
+}
+
+// TestGroupMapLayer: the map's cached-locations layer lists the places of
+// each group subspace held, numbered together, hot, of the group sink,
+// with the sink's radius, every subspace fitting it.
+func TestGroupMapLayer(t *testing.T) {
+	cfg := testConfig(t)
+	e := newEngine(t, cfg)
+	run(t, e)
+	g := cfg.Regions[config.DefaultRegionName].Sinks.Group
+	sink := fmt.Sprintf("group/%d@%d", g.MaxSize, g.Radius)
+	waitFor(t, "a full group sink", func() bool { return fill(stats(t, e, config.DefaultRegionName), sink) == g.Capacity })
+	locs, _, err := engine.MapBackend(e).Cached(config.DefaultRegionName, webmap.MaxCached)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byGroup := map[int][]webmap.CachedLocation{}
+	for _, l := range locs {
+		switch {
+		case l.Group > 0:
+			if l.Stage != webmap.StageHot || l.Sink != sink || l.Radius != g.Radius {
+				t.Errorf("group place listed as %+v", l)
+			}
+			byGroup[l.Group] = append(byGroup[l.Group], l)
+		case l.Radius != 0 || strings.HasPrefix(l.Sink, "group/"):
+			t.Errorf("a place of no subspace listed as %+v", l)
+		}
+	}
+	if len(byGroup) < g.Capacity {
+		t.Fatalf("%d subspaces listed, the sink holds %d", len(byGroup), g.Capacity)
+	}
+	for id, ls := range byGroup {
+		if len(ls) != g.MaxSize {
+			t.Errorf("subspace %d listed with %d places, want %d", id, len(ls), g.MaxSize)
+		}
+		var cx, cz float64
+		for _, l := range ls {
+			cx += float64(l.X) / float64(len(ls))
+			cz += float64(l.Z) / float64(len(ls))
+		}
+		for _, l := range ls {
+			if d := math.Hypot(float64(l.X)-cx, float64(l.Z)-cz); d > float64(g.Radius)+1e-9 {
+				t.Errorf("subspace %d: place %d, %d is %.2f blocks from its centre", id, l.X, l.Z, d)
+			}
+		}
 	}
 }
