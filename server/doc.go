@@ -5,8 +5,8 @@
 // routes the server registers.
 //
 // Every body the server writes or reads is one of package api's types.
-// The engine's types become them in one place (APITeleport, APIStats and
-// their unexported kin): no engine, pipeline or memory struct is marshalled
+// The engine's types become them in one place (APITeleport,
+// APIGroupTeleport, APIStats and their unexported kin): no engine, pipeline or memory struct is marshalled
 // as it is, so a change inside the engine cannot change the wire.
 //
 // # Routes
@@ -14,6 +14,7 @@
 //	GET    /v1/regions                                              regions, their worlds, paused
 //	GET    /v1/regions/{region}/stats                               api.Stats
 //	POST   /v1/regions/{region}/teleports                           a location (waits on a miss)
+//	POST   /v1/regions/{region}/group-teleports                     a place per player, within the group radius
 //	POST   /v1/teleports/{id}/complete                              the player arrived
 //	DELETE /v1/teleports/{id}                                       the player gave up
 //	POST   /v1/regions/{region}/players/{player}/join               login sink events
