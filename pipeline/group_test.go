@@ -693,3 +693,46 @@ func TestGroupDropsKnownBad(t *testing.T) {
 	e.checkRows("after the drop")
 	e.p.cold.Resize(64)
 }
+
+// TestGroupExclude: the columns GroupConfig.Exclude names (the engine's
+// unique-placement spots) are never made places of a subspace, and a
+// chunk left with too little room makes none.
+func TestGroupExclude(t *testing.T) {
+	var west ColumnSet // every column with local x below 8
+	for z := range 16 {
+		for x := range 8 {
+			west.Add(x, z)
+		}
+	}
+	var calls atomic.Int64
+	e := groupEnv(t, envConfig{opts: func(o *Options) {
+		o.Group.Exclude = func(geom.Chunk) ColumnSet { calls.Add(1); return west }
+	}})
+	defer e.shutdown()
+	e.fillGroups()
+	if calls.Load() == 0 {
+		t.Fatal("Exclude was never asked")
+	}
+	for _, s := range drainAll(e.p.Groups()[0].stage) {
+		checkSubspace(t, s, e.p.Groups()[0].Profile())
+		for _, h := range s.Places {
+			if x, z := h.Block().Local(); west.Has(x, z) {
+				t.Fatalf("place %v on an excluded column (local %d, %d)", h.Block(), x, z)
+			}
+		}
+	}
+
+	var all ColumnSet
+	for i := range all {
+		all[i] = ^uint64(0)
+	}
+	f := groupEnv(t, envConfig{opts: func(o *Options) {
+		o.Group.Exclude = func(geom.Chunk) ColumnSet { return all }
+	}})
+	defer f.shutdown()
+	g := f.p.Groups()[0]
+	f.fill(60, func() bool { return g.g.noRoom.Load() > 0 })
+	if g.Len() != 0 {
+		t.Fatalf("%d subspaces made where every column is excluded", g.Len())
+	}
+}
