@@ -144,6 +144,34 @@ type TeleportRequest struct {
 	WaitMs *int64 `json:"waitMs,omitempty"`
 }
 
+// GroupTeleportRequest is the body of POST
+// /v1/regions/{region}/group-teleports.
+type GroupTeleportRequest struct {
+	// Players name the players of the group, each as
+	// TeleportRequest.Player, no name twice: 1 to the region's group size
+	// (sinks.group.max_size). Required.
+	Players []string `json:"players"`
+	// WaitMs bounds how long the server waits on a miss, as
+	// TeleportRequest.WaitMs.
+	WaitMs *int64 `json:"waitMs,omitempty"`
+}
+
+// GroupPlace is the place of one player of a group teleport: a location
+// handed out (completed or cancelled by its id, as a teleport's) and the
+// player it is for.
+type GroupPlace struct {
+	Player string `json:"player"`
+	Teleport
+}
+
+// GroupTeleport is the answer of POST
+// /v1/regions/{region}/group-teleports: one place per player, in the
+// order of the request, all distinct and within the region's group
+// radius of their centre.
+type GroupTeleport struct {
+	Locations []GroupPlace `json:"locations"`
+}
+
 // QueueRequest is the body of PUT
 // /v1/regions/{region}/players/{player}/queue.
 type QueueRequest struct {

@@ -70,8 +70,8 @@ type SinkFill struct {
 	Capacity int    `json:"capacity"`
 }
 
-// SinkStats describe one hot sink (general, login, network
-// or personal).
+// SinkStats describe one hot sink (general, login, network, personal,
+// or a partition of the group sink).
 type SinkStats struct {
 	Name     string `json:"name"`
 	Kind     string `json:"kind"`
@@ -99,6 +99,32 @@ type SinkStats struct {
 	TransfersOut uint64 `json:"transfersOut"`
 	Demotions    uint64 `json:"demotions"`
 	Trims        uint64 `json:"trims"`
+	// Group describes a partition of the group sink (kind "group"),
+	// whose fill, capacity and quota count subspaces; absent for the
+	// other sinks.
+	Group *GroupSinkStats `json:"group,omitempty"`
+}
+
+// GroupSinkStats describe one partition of a region's group sink: its
+// profile and what it served.
+type GroupSinkStats struct {
+	// Size and Radius are the profile: subspaces of Size places, every
+	// place within Radius blocks of their centre.
+	Size   int `json:"size"`
+	Radius int `json:"radius"`
+	// Places is the number of places the subspaces ready hold.
+	Places int `json:"places"`
+	// Groups counts the groups served, Players their places.
+	Groups  uint64 `json:"groups"`
+	Players uint64 `json:"players"`
+	// Trimmed counts the places released when a subspace served a smaller
+	// group than its size.
+	Trimmed uint64 `json:"trimmed"`
+	// NoRoom counts the chunks found with too few safe columns near the
+	// place screened for a subspace; Backoff is how many refill rounds the
+	// partition still skips after such misses.
+	NoRoom  uint64 `json:"noRoom"`
+	Backoff int    `json:"backoff"`
 }
 
 // MissRecord is one miss: a request that found its sink empty, with the

@@ -74,6 +74,46 @@ func (c *Client) Teleport(ctx context.Context, region string, req TeleportReques
 	return t, err
 }
 
+// GroupTeleportRequest asks for the places of a group.
+type GroupTeleportRequest struct {
+	// Players name the players, no name twice: 1 to the region's group
+	// size (8 by default). Required.
+	Players []string
+	// Wait bounds the wait on a miss, as TeleportRequest.Wait.
+	Wait time.Duration
+}
+
+// GroupTeleport is the answer of a group teleport: one place per player,
+// in the order asked (package api's GroupTeleport). Each place is a
+// teleport of its own, completed or cancelled by its ID.
+type GroupTeleport = api.GroupTeleport
+
+// GroupPlace is the place of one player of a group (package api's
+// GroupPlace).
+type GroupPlace = api.GroupPlace
+
+// GroupTeleport asks region for the places of a group, all within the
+// region's group radius of their centre: POST
+// /v1/regions/{region}/group-teleports. A miss is an *APIError with Code
+// "no-location"; more players than the region's group size, Code
+// "group-too-large"; a region without a group sink, Code "sink-disabled".
+func (c *Client) GroupTeleport(ctx context.Context, region string, req GroupTeleportRequest) (GroupTeleport, error) {
+	body := api.GroupTeleportRequest{Players: req.Players}
+	if body.Players == nil {
+		body.Players = []string{}
+	}
+	switch {
+	case req.Wait < 0:
+		body.WaitMs = new(int64)
+	case req.Wait > 0:
+		w := max(ms(req.Wait), 1)
+		body.WaitMs = &w
+	}
+	var g GroupTeleport
+	err := c.call(ctx, http.MethodPost, c.path("v1", "regions", region, "group-teleports"), body, &g, http.StatusOK)
+	return g, err
+}
+
 // Complete tells that the player arrived: POST /v1/teleports/{id}/complete.
 func (c *Client) Complete(ctx context.Context, id uint64) error {
 	return c.call(ctx, http.MethodPost, c.path("v1", "teleports", itoa(id), "complete"), nil, nil, http.StatusNoContent)

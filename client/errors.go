@@ -40,12 +40,15 @@ const (
 	// single node's database) could not be reached or failed; nothing was
 	// handed out.
 	CodeLeasesUnavailable = "leases-unavailable"
-	CodePaused            = "paused"
-	CodeShutdown          = "shutdown"
-	CodeInternal          = "internal"
-	CodeNotReady          = "not-ready"
-	maxMessageRunes       = 1024
-	maxRetryAfterDelay    = 24 * time.Hour
+	// CodeGroupTooLarge: a group teleport named more players than the
+	// region's group size (sinks.group.max_size).
+	CodeGroupTooLarge  = "group-too-large"
+	CodePaused         = "paused"
+	CodeShutdown       = "shutdown"
+	CodeInternal       = "internal"
+	CodeNotReady       = "not-ready"
+	maxMessageRunes    = 1024
+	maxRetryAfterDelay = 24 * time.Hour
 )
 
 // APIError is a non-2xx answer of the server: a plain value, safe to share

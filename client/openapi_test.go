@@ -86,6 +86,7 @@ func TestCoversOpenAPI(t *testing.T) {
 	c.Regions(ctx)
 	c.Stats(ctx, R)
 	c.Teleport(ctx, R, client.TeleportRequest{Player: "p"})
+	c.GroupTeleport(ctx, R, client.GroupTeleportRequest{Players: []string{"p", "q"}})
 	c.Complete(ctx, 7)
 	c.Cancel(ctx, 7)
 	c.Join(ctx, R, P)

@@ -114,6 +114,33 @@ func TestAgainstServer(t *testing.T) {
 		t.Fatalf("Teleport without a player = %v", err)
 	}
 
+	// Group teleports: one place per player, in order, each a teleport
+	// of its own.
+	g, err := c.GroupTeleport(ctx, "default", client.GroupTeleportRequest{Players: []string{"ann", "bob", "cy"}, Wait: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Locations) != 3 || g.Locations[0].Player != "ann" || g.Locations[2].Player != "cy" || g.Locations[1].ID == 0 {
+		t.Fatalf("GroupTeleport = %+v", g)
+	}
+	for _, p := range g.Locations {
+		if err := c.Complete(ctx, p.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	players := make([]string, 9)
+	for i := range players {
+		players[i] = string(rune('a' + i))
+	}
+	_, err = c.GroupTeleport(ctx, "default", client.GroupTeleportRequest{Players: players})
+	if client.Code(err) != client.CodeGroupTooLarge {
+		t.Fatalf("GroupTeleport of 9 = %v", err)
+	}
+	_, err = c.GroupTeleport(ctx, "default", client.GroupTeleportRequest{})
+	if client.Code(err) != client.CodeBadRequest {
+		t.Fatalf("GroupTeleport of nobody = %v", err)
+	}
+
 	// Player events.
 	if err := c.Join(ctx, "default", "steve"); err != nil {
 		t.Fatal(err)

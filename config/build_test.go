@@ -117,6 +117,9 @@ func TestRegionSpec(t *testing.T) {
 	want := engine.DefaultRegion()
 	want.World = DefaultWorldName
 	want.Safety = safety.Default()
+	// The file enables the group sink by default; an embedder's Spec
+	// enables it itself, as every other optional sink.
+	want.Sinks.Group.Enabled = true
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("DefaultRegion().Spec() = %+v\nwant %+v", got, want)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/terrain/archive"
 	"github.com/rtpengine/rtp/terrain/archive/sqlitestore"
@@ -434,6 +435,7 @@ type Sinks struct {
 	Login    LoginSink    `yaml:"login"`
 	Network  NetworkSink  `yaml:"network"`
 	Personal PersonalSink `yaml:"personal"`
+	Group    GroupSink    `yaml:"group"`
 }
 
 // GeneralSink is the hot cache behind plain teleports.
@@ -477,6 +479,34 @@ type PersonalSink struct {
 	// Capacity is each player's bucket size. Default 1.
 	Capacity int `yaml:"capacity"`
 }
+
+// GroupSink keeps places ready for group teleports (POST
+// /v1/regions/{region}/group-teleports): subspaces of MaxSize places,
+// every place within Radius blocks of their centre, each serving any
+// group of up to MaxSize players.
+type GroupSink struct {
+	// Enabled adds the group sink. Default true.
+	Enabled bool `yaml:"enabled"`
+	// MaxSize is the largest group placed. 1 to MaxGroupSize; a disk of
+	// half the radius must hold that many columns. Default
+	// DefaultGroupSize (8).
+	MaxSize int `yaml:"max_size"`
+	// Radius, in blocks: a group's places lie within it of their centre.
+	// 1 to MaxGroupRadius. Default DefaultGroupRadius (8).
+	Radius int `yaml:"radius"`
+	// Capacity is the number of subspaces kept ready; each holds MaxSize
+	// places of one chunk, reserved. Default DefaultGroupCapacity (4).
+	Capacity int `yaml:"capacity"`
+}
+
+// Bounds and defaults of GroupSink (the pipeline's).
+const (
+	MaxGroupSize         = pipeline.MaxGroupSize
+	MaxGroupRadius       = pipeline.MaxGroupRadius
+	DefaultGroupSize     = pipeline.DefaultGroupSize
+	DefaultGroupRadius   = pipeline.DefaultGroupRadius
+	DefaultGroupCapacity = pipeline.DefaultGroupCapacity
+)
 
 // Budget bounds the work of one pulse (pipeline.Budget).
 type Budget struct {
@@ -672,6 +702,10 @@ func DefaultRegion() Region {
 			Login:    LoginSink{PlayerCap: d.Live.PlayerCap},
 			Network:  NetworkSink{Capacity: d.Live.NetworkCapacity, Lease: d.Sinks.Network.Lease},
 			Personal: PersonalSink{Capacity: d.Sinks.Personal.Capacity},
+			Group: GroupSink{
+				Enabled: true, MaxSize: d.Sinks.Group.MaxSize,
+				Radius: d.Sinks.Group.Radius, Capacity: d.Sinks.Group.Capacity,
+			},
 		},
 		Pulse: d.Live.Pulse,
 		Budget: Budget{

@@ -122,6 +122,10 @@ func (r Region) Spec() (engine.RegionSpec, error) {
 			Login:    r.Sinks.Login.Enabled,
 			Network:  engine.NetworkSpec{Enabled: r.Sinks.Network.Enabled, Lease: r.Sinks.Network.Lease, Secret: secret},
 			Personal: engine.PersonalSpec{Enabled: r.Sinks.Personal.Enabled, Capacity: r.Sinks.Personal.Capacity},
+			Group: engine.GroupSpec{
+				Enabled: r.Sinks.Group.Enabled, MaxSize: r.Sinks.Group.MaxSize,
+				Radius: r.Sinks.Group.Radius, Capacity: r.Sinks.Group.Capacity,
+			},
 		},
 		Queues: engine.QueuesSpec{Backlog: r.Queues.Backlog, Cold: r.Queues.Cold},
 		Allocator: engine.AllocatorSpec{

@@ -17,6 +17,7 @@ import (
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/internal/hostname"
 	"github.com/rtpengine/rtp/internal/lineerr"
+	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/stage"
 	"github.com/rtpengine/rtp/terrain/procgen"
@@ -225,6 +226,27 @@ func (v *validator) count(p keyPath, n, lo int) {
 	}
 }
 
+// group checks a group sink: its size, radius and capacity each in range,
+// and, those being right, a radius whose half holds the size (see
+// pipeline.Profile.Validate).
+func (v *validator) group(p keyPath, g GroupSink) {
+	before := len(v.ps)
+	if g.MaxSize < 1 || g.MaxSize > MaxGroupSize {
+		v.add(p.key("max_size"), nil, "%d: want 1 to %d", g.MaxSize, MaxGroupSize)
+	}
+	if g.Radius < 1 || g.Radius > MaxGroupRadius {
+		v.add(p.key("radius"), nil, "%d: want 1 to %d", g.Radius, MaxGroupRadius)
+	}
+	v.count(p.key("capacity"), g.Capacity, 1)
+	if len(v.ps) > before {
+		return
+	}
+	pr := pipeline.Profile{Size: g.MaxSize, Radius: g.Radius}
+	if err := pr.Validate(); err != nil {
+		v.add(p.key("radius"), []keyPath{p.key("max_size")}, "%d: %s", g.Radius, strings.TrimPrefix(err.Error(), "pipeline: "))
+	}
+}
+
 // duration checks a duration of at least lo.
 func (v *validator) duration(p keyPath, d, lo time.Duration) {
 	if d < lo {
@@ -329,6 +351,7 @@ func (v *validator) region(p keyPath, r Region, worlds map[string]World) {
 	v.duration(s.key("network", "lease"), r.Sinks.Network.Lease, 1)
 	v.path(s.key("network", "secret_file"), r.Sinks.Network.SecretFile, false)
 	v.count(s.key("personal", "capacity"), r.Sinks.Personal.Capacity, 1)
+	v.group(s.key("group"), r.Sinks.Group)
 	v.duration(p.key("pulse"), r.Pulse, time.Millisecond)
 	b := p.key("budget")
 	v.count(b.key("candidates"), r.Budget.Candidates, 1)

@@ -113,7 +113,9 @@ func TestValidateBuiltInCode(t *testing.T) {
 		}, []string{
 			"regions.default.sinks.general.capacity", "regions.default.sinks.login.player_cap",
 			"regions.default.sinks.network.capacity", "regions.default.sinks.network.lease",
-			"regions.default.sinks.personal.capacity", "regions.default.pulse",
+			"regions.default.sinks.personal.capacity",
+			"regions.default.sinks.group.max_size", "regions.default.sinks.group.radius", "regions.default.sinks.group.capacity",
+			"regions.default.pulse",
 			"regions.default.budget.candidates", "regions.default.budget.screens", "regions.default.budget.max_screens",
 			"regions.default.budget.promotions_per_pulse", "regions.default.budget.max_promotions",
 			"regions.default.budget.transfers", "regions.default.budget.login_burst",
@@ -130,6 +132,19 @@ func TestValidateBuiltInCode(t *testing.T) {
 			r.UniquePlacement.Radius = MaxUniqueRadius + 1
 			c.Regions["other"] = r
 		}, []string{"regions.other.unique_placement.radius"}},
+		{"group sinks at and past their bounds", func(c *Config) {
+			r := c.Regions["default"]
+			r.Sinks.Group = GroupSink{Enabled: true, MaxSize: MaxGroupSize, Radius: MaxGroupRadius, Capacity: 1}
+			c.Regions["default"] = r
+			r.Sinks.Group = GroupSink{Enabled: true, MaxSize: MaxGroupSize + 1, Radius: 0, Capacity: 0}
+			c.Regions["big"] = r
+			// Half of 4 blocks around a column holds 13 columns, not 20.
+			r.Sinks.Group = GroupSink{Enabled: true, MaxSize: 20, Radius: 4, Capacity: 2}
+			c.Regions["tight"] = r
+		}, []string{
+			"regions.big.sinks.group.max_size", "regions.big.sinks.group.radius", "regions.big.sinks.group.capacity",
+			"regions.tight.sinks.group.radius",
+		}},
 		{"zero values that mean something", func(c *Config) {
 			r := c.Regions["default"]
 			r.Allocator.MinResidence, r.Memory.SpatialResolution, r.Sinks.Login.PlayerCap, r.Budget.LoginBurst = 0, 0, 0, 0

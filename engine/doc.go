@@ -92,6 +92,13 @@
 // BenchmarkTeleportHot); its durations feed a lock-free log-bucket
 // histogram (Stats.Latency).
 //
+// GroupTeleport places a group: one location per player, all within the
+// region's group radius of their centre (RegionSpec.Sinks.Group), from
+// one subspace of the region's group sink trimmed to the group (one call
+// of pipeline.Pipeline.TakeGroup). Each place is then a handout of its
+// own, completed, cancelled or expired by its ID like a teleport's; under
+// unique placement the group is admitted all or none.
+//
 // Join and Quit drive the login reserve, OpenQueue and CloseQueue the
 // personal queues, and Reserve, Redeem and Release the network leases.
 //

@@ -705,7 +705,9 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 		popts.Login.Criteria.Extrinsic = true
 		popts.Network.Criteria.Extrinsic = true
 		popts.Personal.Criteria.Extrinsic = true
+		popts.Group.Criteria.Extrinsic = true
 	}
+	popts.Group.Exclude = r.groupExclude
 	if rs.Sinks.Network.Enabled {
 		if popts.Network.Secret, err = e.networkSecret(rs.Sinks.Network); err != nil {
 			return nil, fmt.Errorf("engine: region %q: %w", name, err)

@@ -241,6 +241,64 @@ func (o *handouts) clientFull(player, client string, now time.Time) (bool, time.
 	return true, o.untilExpiry(first, now)
 }
 
+// groupFull reports whether a group teleport for players would be
+// refused under HandoutLimits.Total now: the handouts it adds, one for
+// each player who holds none it would replace, do not fit in the table.
+// GroupTeleport checks it before taking places; addHandout decides.
+func (o *handouts) groupFull(players []string) bool {
+	if o.limits.Total < 0 {
+		return false
+	}
+	need := int64(0)
+	for _, p := range players {
+		if o.limits.PerPlayer < 0 {
+			need++
+			continue
+		}
+		ps := o.playerShard(p)
+		ps.mu.Lock()
+		n := len(ps.m[p])
+		ps.mu.Unlock()
+		if n < o.limits.PerPlayer || n == 0 {
+			need++
+		}
+	}
+	return o.open.Load()+need > int64(o.limits.Total)
+}
+
+// groupClientFull reports whether a group teleport for players at the
+// request of client would be refused under HandoutLimits.PerClient now:
+// the client's handouts, with one more for each player who holds none of
+// the client's it would replace, exceed the bound. It returns when the
+// client's oldest handout ends its lifespan (a second when it holds
+// none).
+func (o *handouts) groupClientFull(players []string, client string, now time.Time) (bool, time.Duration) {
+	if client == "" || o.limits.PerClient < 0 {
+		return false, 0
+	}
+	cs := o.clientShard(client)
+	cs.mu.Lock()
+	ids := slices.Clone(cs.m[client])
+	cs.mu.Unlock()
+	owners := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		owners[o.playerOf(id)] = true
+	}
+	need := 0
+	for _, p := range players {
+		if !owners[p] {
+			need++
+		}
+	}
+	if len(ids)+need <= o.limits.PerClient {
+		return false, 0
+	}
+	if len(ids) == 0 {
+		return true, time.Second
+	}
+	return true, o.untilExpiry(ids[0], now)
+}
+
 // playerOf returns the player of the open handout id ("" when none).
 func (o *handouts) playerOf(id uint64) string {
 	sh := o.shard(id)

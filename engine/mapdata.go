@@ -14,6 +14,7 @@ import (
 
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/terrain"
 	"github.com/rtpengine/rtp/terrain/procgen"
@@ -382,12 +383,19 @@ func (m *mapBackend) Cached(name string, limit int) ([]webmap.CachedLocation, bo
 	locs, more := r.pipe.Locations(limit)
 	out := make([]webmap.CachedLocation, len(locs))
 	for i, l := range locs {
-		out[i] = webmap.CachedLocation{X: l.X, Y: l.Y, Z: l.Z, Stage: webmap.StageCold, Sink: l.Sink}
-		if l.Hot {
-			out[i].Stage = webmap.StageHot
-		}
+		out[i] = cachedView(l)
 	}
 	return out, more, nil
+}
+
+// cachedView is the map's view of a location cached in a pipeline: a
+// group subspace's places keep their subspace's number and radius.
+func cachedView(l pipeline.CachedLocation) webmap.CachedLocation {
+	cl := webmap.CachedLocation{X: l.X, Y: l.Y, Z: l.Z, Stage: webmap.StageCold, Sink: l.Sink, Group: l.Group, Radius: l.Radius}
+	if l.Hot {
+		cl.Stage = webmap.StageHot
+	}
+	return cl
 }
 
 // Deliveries implements webmap.Backend.
@@ -428,11 +436,7 @@ func (m *mapBackend) Inspect(ctx context.Context, name string, b geom.Block) (we
 	locs, _ := r.pipe.Locations(webmap.MaxCached)
 	for _, l := range locs {
 		if l.Chunk() == c {
-			cl := webmap.CachedLocation{X: l.X, Y: l.Y, Z: l.Z, Stage: webmap.StageCold, Sink: l.Sink}
-			if l.Hot {
-				cl.Stage = webmap.StageHot
-			}
-			in.Cached = append(in.Cached, cl)
+			in.Cached = append(in.Cached, cachedView(l))
 		}
 	}
 	ch, err := world.Summary(ctx, r.world.source, c)

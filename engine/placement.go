@@ -132,6 +132,30 @@ func (p *placements) claim(b geom.Block, radius int64, now, since time.Time) boo
 	return true
 }
 
+// claimAll records every block of bs as handed out unless a column closer
+// than radius to one of them was handed out since the given time (the
+// blocks of bs are not measured against one another): it reports whether
+// all were free. Check and record are one step, as in claim.
+func (p *placements) claimAll(bs []geom.Block, radius int64, now, since time.Time) bool {
+	p.mu.Lock()
+	for _, b := range bs {
+		if p.nearLocked(b, radius, since) {
+			p.mu.Unlock()
+			return false
+		}
+	}
+	for _, b := range bs {
+		p.setLocked(b, now, since)
+	}
+	p.mu.Unlock()
+	if p.onClaim != nil {
+		for _, b := range bs {
+			p.onClaim(b, now)
+		}
+	}
+	return true
+}
+
 // setLocked records b as handed out at the given time. p.mu is held.
 func (p *placements) setLocked(b geom.Block, at, since time.Time) {
 	c := b.Chunk()

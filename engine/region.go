@@ -122,6 +122,9 @@ func (r *Region) initSinks(o pipeline.Options) {
 		r.names.personal = p.Name()
 		add(p.Name())
 	}
+	for _, g := range r.pipe.Groups() {
+		add(g.Name())
+	}
 }
 
 // wakeAll wakes every waiting request of the region, so that each looks

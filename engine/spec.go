@@ -11,6 +11,7 @@ import (
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/safety"
+	"github.com/rtpengine/rtp/stage"
 	"github.com/rtpengine/rtp/terrain/archive"
 	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/ttl"
@@ -281,6 +282,35 @@ type SinksSpec struct {
 	Network NetworkSpec
 	// Personal adds the places queued for single players.
 	Personal PersonalSpec
+	// Group adds the places cached for group teleports (GroupTeleport).
+	Group GroupSpec
+}
+
+// GroupSpec is a region's group sink: subspaces of MaxSize places, every
+// place within Radius blocks of their centre, cached for group
+// teleports (see package pipeline, Group placements).
+type GroupSpec struct {
+	// Enabled adds the sink. Default false (rtp.yml's default enables
+	// it).
+	Enabled bool
+	// MaxSize is the largest group placed: each cached subspace holds
+	// MaxSize places, and serves any smaller group. At most
+	// pipeline.MaxGroupSize. Default pipeline.DefaultGroupSize (8).
+	MaxSize int
+	// Radius, in blocks: the places of a group lie within it of their
+	// centre. Half of it around one column must hold MaxSize columns; at
+	// most pipeline.MaxGroupRadius. Default pipeline.DefaultGroupRadius
+	// (8).
+	Radius int
+	// Capacity is the number of subspaces kept ready; each holds
+	// MaxSize reservations of one chunk. Default
+	// pipeline.DefaultGroupCapacity (4).
+	Capacity int
+}
+
+// profile is g's pipeline profile.
+func (g GroupSpec) profile() pipeline.GroupProfile {
+	return pipeline.GroupProfile{Profile: pipeline.Profile{Size: g.MaxSize, Radius: g.Radius}, Capacity: g.Capacity}
 }
 
 // NetworkSpec is a region's network sink.
@@ -452,6 +482,16 @@ func (r *RegionSpec) withDefaults() {
 	if r.Sinks.Personal.Capacity <= 0 {
 		r.Sinks.Personal.Capacity = pipeline.DefaultPerPlayer
 	}
+	g := &r.Sinks.Group
+	if g.MaxSize == 0 {
+		g.MaxSize = pipeline.DefaultGroupSize
+	}
+	if g.Radius == 0 {
+		g.Radius = pipeline.DefaultGroupRadius
+	}
+	if g.Capacity == 0 {
+		g.Capacity = pipeline.DefaultGroupCapacity
+	}
 	if r.Queues.Backlog <= 0 {
 		r.Queues.Backlog = pipeline.DefaultBacklogCapacity
 	}
@@ -600,6 +640,14 @@ func (s Spec) resolve() (Spec, error) {
 		if err := r.Safety.Validate(); err != nil {
 			bad("region %q: %v", name, err)
 		}
+		if g := r.Sinks.Group; g.Enabled {
+			if err := g.profile().Validate(); err != nil {
+				bad("region %q: group sink: %v", name, err)
+			}
+			if g.Capacity < 0 || g.Capacity > stage.MaxCapacity {
+				bad("region %q: group sink: capacity %d outside [0, %d]", name, g.Capacity, stage.MaxCapacity)
+			}
+		}
 		if r.Geom == nil {
 			if _, err := r.Shape.Build(); err != nil {
 				bad("region %q: %v", name, err)
@@ -663,7 +711,11 @@ func (r RegionSpec) pipelineOptions(name string) pipeline.Options {
 		Network: pipeline.NetworkConfig{
 			Enabled: r.Sinks.Network.Enabled, Capacity: r.Live.NetworkCapacity, LeaseTTL: r.Sinks.Network.Lease,
 		},
-		Personal:         pipeline.PersonalConfig{Enabled: r.Sinks.Personal.Enabled, PerPlayer: r.Sinks.Personal.Capacity},
+		Personal: pipeline.PersonalConfig{Enabled: r.Sinks.Personal.Enabled, PerPlayer: r.Sinks.Personal.Capacity},
+		Group: pipeline.GroupConfig{
+			Enabled: r.Sinks.Group.Enabled, Name: SinkGroup,
+			Profiles: []pipeline.GroupProfile{r.Sinks.Group.profile()},
+		},
 		Budget:           r.Live.Budget,
 		MinResidence:     r.Allocator.MinResidence,
 		DemandHalfLife:   r.Allocator.DemandHalfLife,

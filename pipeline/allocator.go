@@ -110,6 +110,9 @@ func (p *Pipeline) keepTime(now time.Time) {
 	if p.personal != nil {
 		p.personal.d.update(now, o.DemandHalfLife)
 	}
+	for _, g := range p.groups {
+		g.d.update(now, o.DemandHalfLife)
+	}
 
 	// 2. Leases.
 	if p.network != nil {
@@ -123,7 +126,9 @@ func (p *Pipeline) keepTime(now time.Time) {
 // refill (paced), 0 otherwise. Below that the refill is behind demand, or
 // soon will be, and the gate does not pace. starved tells whether the
 // sinks lack more than cold holds: the refill then waits on screening (the
-// gate's surge).
+// gate's surge). The group sinks are not counted: their refill is the
+// least urgent work and runs paced, so a group sink that cannot fill (a
+// world with little room for groups) never keeps the gate from resting.
 func (p *Pipeline) fill() (f int32, starved bool) {
 	need, total := 0, 0
 	rate := 0.0
@@ -196,11 +201,17 @@ func (p *Pipeline) pulse() error {
 	if p.network != nil {
 		quota(p.network.pool)
 	}
+	for _, g := range p.groups {
+		c := g.capacity.Load()
+		g.quota.Store(quotaFor(g.d.perSecond(), o.DemandHorizon, effectiveFloor(g.floor.Load(), c), c))
+		p.dropKnownBad(g)
+	}
 	p.setFill(p.fill())
 
 	// 4 and 5. Transfers and trims share one budget.
 	budget := o.Budget.Transfers
 	budget = p.transferSingles(now, budget)
+	budget = p.transferGroups(now, budget)
 	p.trim(now, budget)
 
 	// 6. Refill.
@@ -399,6 +410,9 @@ func (p *Pipeline) kick() {
 // in flight.
 func (p *Pipeline) refill(pulse bool) {
 	if p.cold.Len() == 0 {
+		if pulse {
+			p.countDownGroupBackoff()
+		}
 		return
 	}
 	b := p.opts.Budget
@@ -444,15 +458,12 @@ func (p *Pipeline) refill(pulse bool) {
 		}
 	}
 	single(p.general)
-	if len(ts) == 0 {
-		return
-	}
 
 	budget := math.MaxInt
 	if pulse {
 		budget = b.PromotionsPerPulse
 	}
-	for progress := true; progress; {
+	for progress := len(ts) > 0; progress; {
 		progress = false
 		for i := range ts {
 			t := &ts[i]
@@ -473,6 +484,18 @@ func (p *Pipeline) refill(pulse bool) {
 			budget--
 			progress = true
 		}
+	}
+	// The group sinks come last, with what the others left.
+	for i := range ts {
+		if ts[i].need > 0 {
+			if pulse {
+				p.countDownGroupBackoff()
+			}
+			return
+		}
+	}
+	if len(p.groups) > 0 {
+		p.refillGroups(pulse, budget)
 	}
 }
 

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"testing"
 
 	"github.com/rtpengine/rtp/geom"
@@ -58,5 +59,38 @@ func BenchmarkTransfer(b *testing.B) {
 				b.Fatalf("transfers released %d reservations", st.Reservations.Released)
 			}
 		})
+	}
+}
+
+// BenchmarkTakeGroup measures a group request served from a ready
+// subspace of 8 places: TakeGroup of 4 (the take, the choice of 4 places
+// that fit, the disposal of the other 4, which closes their
+// reservations, the counters), then closing the 4 places handed out.
+// The subspace each iteration takes is made with the timer stopped.
+func BenchmarkTakeGroup(b *testing.B) {
+	e := newEnv(b, envConfig{opts: func(o *Options) { o.Group = GroupConfig{Enabled: true} }})
+	defer e.shutdown()
+	e.p.opts.Persister = nil
+	g := e.p.Groups()[0]
+	offs := diskOffsets(g.profile.Radius)[:g.profile.Size]
+	ctx := context.Background()
+	req := GroupRequest{Size: 4}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		s := &Subspace{Places: make([]*Hot, len(offs))}
+		for i, o := range offs {
+			s.Places[i] = e.hot(geom.Block{X: 8 + int64(o[0]), Z: 8 + int64(o[1])})
+		}
+		s.Anchor = s.Places[0].Location
+		g.deliver(s, e.p.clock())
+		b.StartTimer()
+		hs, _, err := e.p.TakeGroup(ctx, req)
+		if err != nil || len(hs) != 4 {
+			b.Fatalf("TakeGroup = %d places, %v", len(hs), err)
+		}
+		for _, h := range hs {
+			h.Close()
+		}
 	}
 }

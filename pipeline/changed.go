@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"slices"
+
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/stage"
 )
@@ -19,8 +21,9 @@ import (
 
 // DropChanged disposes every entry of the given chunks, and every hot
 // entry whose reservation reports a change (Hot.Changed), from the hot
-// sinks (general, login, the network pool, every personal bucket) and
-// from cold,
+// sinks (general, login, the network pool, every personal bucket, every
+// group subspace with a place in one of the chunks or on a changed one)
+// and from cold,
 // through each stage's disposal, so their persisted rows are deleted and
 // the places are drawn and screened again later. Entries leased to a
 // network token stay with their lease: Redeem replaces a changed one.
@@ -68,6 +71,13 @@ func (p *Pipeline) DropChanged(chunks []geom.Chunk) int {
 				sweepHot(s, &ps.c)
 			}
 		}
+	}
+	for _, g := range p.groups {
+		n := sweepStage(g.stage, func(s *Subspace) bool {
+			return s != nil && slices.ContainsFunc(s.Places, hit)
+		})
+		g.c.changed.Add(uint64(n))
+		total += n
 	}
 	if len(set) > 0 {
 		n := sweepStage(p.cold, func(l Location) bool {

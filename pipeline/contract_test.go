@@ -52,6 +52,12 @@ func (p *Pipeline) inventory() map[Location]int {
 			}
 		}
 	}
+	// A group subspace is held, and has its row, as its anchor.
+	for _, g := range p.groups {
+		for _, s := range drainAll(g.stage) {
+			inv[s.Anchor]++
+		}
+	}
 	return inv
 }
 

@@ -53,6 +53,12 @@
 //	login     LoginSink   capacity playerCap - online; burst fill at start
 //	network   NetworkSink token-leased (HMAC tokens); externally leased
 //	personal  PersonalSink keyed by player; externally leased
+//	group     GroupSink   keyed by profile (Size places within Radius):
+//	                      entries are *Subspace, Size hot places each
+//
+// TakeGroup serves a group request from the group sink (see Group
+// placements, below): the subspace of the smallest profile that
+// holds the group, trimmed to it, the remainder disposed once.
 //
 // Take serves a request in one call: it picks the sink (the player's
 // personal queue first, the login reserve with the general sink behind
@@ -79,7 +85,11 @@
 // the entry's own reservation holds: no chunk I/O, no verifier, and it fails
 // closed on a nil or closed reservation. A transfer moves the entry and its
 // reservation with PollSilent/OfferSilent in O(1): no reservation is opened
-// or closed and no row is written.
+// or closed and no row is written. Between the group sink's partitions,
+// rule 0 is subsumption (a subspace of Size N may serve a partition of
+// Size k <= N); the transfer trims the subspace to k places and disposes
+// the remainder through the source's stage, which closes its
+// reservations, once.
 //
 // # Allocator
 //
@@ -124,6 +134,11 @@
 //   - While a sink lacks more places than cold holds, the refill waits on
 //     screening and the requests on the refill: the gate then admits as
 //     many screenings again on surge lanes (Gate: Surge).
+//   - The group sink comes last: its promotions start only once every
+//     single-target sink has all it needs, count in neither pacing nor
+//     surge (a world with little room for groups never keeps the gate
+//     busy), and back off, up to 256 rounds, after chunks that had no
+//     room for a subspace.
 //
 // Screenings and promotions run on goroutines the Pipeline owns; Settle
 // waits for them and Close stops them. Options.Gate, shared by pipelines
@@ -133,6 +148,55 @@
 // sink (promotion, transfer, a network lease coming back), outside every
 // lock, so a request waiting on an empty sink can retry at once rather
 // than at the next pulse.
+//
+// # Group placements
+//
+// A group teleport places k players at once: k distinct safe columns
+// within the group radius of their centre. The group sink caches
+// maximal subspaces: for each shape profile (Profile: Size places within
+// Radius blocks), subspaces of exactly Size places, and serves any group
+// of k <= Size players from one of them (superset caching): the subspace
+// is trimmed to k places and the rest of it, the remainder, is disposed
+// through the sink's stage (OnDispose closes its reservations), once.
+//
+// A subspace grows from a cold location, its anchor, whose chunk the
+// promotion reserves: the columns of that chunk within Radius/2 blocks of
+// a centre point (the anchor's column, moved inwards so that the disk
+// lies in the chunk when it can) are checked on the resident chunk with
+// the region's full check (Options.Check, or the group criteria's), the
+// verifiers are asked about the safe ones, and Size of them become the
+// places, each holding its own reservation of the chunk (a place handed
+// out is completed or cancelled on its own). The anchor's row stands for
+// the subspace in the locations table and its spiral index in the
+// double-delivery guard, so no single location of that chunk is cached
+// beside it.
+//
+// Every place lies within Radius/2 of the centre point, so the centroid of
+// any subset of them does too, and every place of the subset lies within
+// Radius of that centroid: a subspace trimmed to any k places still fits
+// its profile, and trimming never fails for a request of k <= Size.
+//
+// Design note. Rejected alternatives: places spread over the chunks
+// around the anchor (several chunks reserved per subspace, a guard entry
+// for each, and the guard's one-location-per-chunk rule broken by
+// design); places within Radius of the anchor with the fit checked only
+// for the whole set (a trimmed subset can then fall outside the radius
+// of its own centroid: k-1 places at one edge and one at the other); and
+// a search over subsets at hand-out time (work on the request path that
+// the Radius/2 construction makes unnecessary).
+//
+// The group sink is keyed by profile (stage.Keyed): one partition per
+// profile, each its own hot sink for budgeting and transfers. Unlike a
+// personal bucket, a profile pins its entries to no holder, so the
+// partitions are not externally leased, and the allocator moves
+// subspaces between them: rule 0 of the transfer-eligibility test is
+// subsumption (the source's Size, its chunkCostPerEntry, at least the
+// destination's), which authorizes only the size comparison; the
+// destination's Accepts must still certify the subspace (rule 2: some
+// Size places of it fit the destination's radius and pass its check on
+// the resident chunk). The transfer trims the subspace to the
+// destination's Size and disposes the remainder through the source's
+// stage, once.
 //
 // # Persistence
 //

@@ -60,6 +60,9 @@ type countingSource struct {
 	forbid  atomic.Bool
 	// fail, when set, makes Load of matching chunks fail.
 	fail func(geom.Chunk) error
+	// columns, when set, changes the columns of every chunk loaded
+	// (terrain that varies within a chunk).
+	columns func(*world.Chunk)
 }
 
 func (s *countingSource) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, error) {
@@ -72,7 +75,11 @@ func (s *countingSource) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk
 			return nil, err
 		}
 	}
-	return makeChunk(pos, s.terrain), nil
+	c := makeChunk(pos, s.terrain)
+	if s.columns != nil {
+		s.columns(c)
+	}
+	return c, nil
 }
 
 // countingReserver records every reservation the pipeline opens.
@@ -344,7 +351,8 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 type envConfig struct {
 	terrain  terrain
-	realTime bool // use time.Now (synctest) instead of a fake clock
+	columns  func(*world.Chunk) // see countingSource.columns
+	realTime bool               // use time.Now (synctest) instead of a fake clock
 	store    *memStore
 	key      Key
 	opts     func(*Options)
@@ -362,7 +370,7 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 		cfg.key = NewKey(1, []byte("test"))
 	}
 	e := &env{t: t, store: cfg.store, logs: &logRecorder{}}
-	e.src = &countingSource{t: t, terrain: cfg.terrain}
+	e.src = &countingSource{t: t, terrain: cfg.terrain, columns: cfg.columns}
 	clock := time.Now
 	if !cfg.realTime {
 		e.now = newFakeClock()

@@ -41,4 +41,9 @@ func (p *Pipeline) notifyTransfers() {
 	if p.network != nil {
 		p.network.pool.notifyLanded()
 	}
+	for _, g := range p.groups {
+		if g.landed.Swap(false) {
+			p.notifyPromote(g.name, &p.groupSig)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
@@ -244,6 +245,7 @@ type Options struct {
 	Login    LoginConfig
 	Network  NetworkConfig
 	Personal PersonalConfig
+	Group    GroupConfig
 
 	Budget Budget
 
@@ -343,6 +345,21 @@ func (o *Options) Validate() error {
 			add("Personal.PerPlayer %d is negative", o.Personal.PerPlayer)
 		}
 	}
+	if o.Group.Enabled {
+		g := o.Group.withDefaults()
+		seen := map[Profile]bool{}
+		for _, gp := range g.Profiles {
+			if err := gp.Profile.Validate(); err != nil {
+				errs = append(errs, err)
+			}
+			capacity(fmt.Sprintf("Group capacity of profile %v", gp.Profile), gp.Capacity)
+			if seen[gp.Profile] {
+				add("duplicate group profile %v", gp.Profile)
+			}
+			seen[gp.Profile] = true
+			name(g.Name + "/" + gp.Profile.String())
+		}
+	}
 	if err := o.validateBudget(); err != nil {
 		errs = append(errs, err)
 	}
@@ -434,6 +451,7 @@ func (o Options) withDefaults() Options {
 	o.Network.StoreCheck = orDefault(o.Network.StoreCheck, DefaultStoreCheck)
 	o.Personal.Name = orDefault(o.Personal.Name, "personal")
 	o.Personal.PerPlayer = orDefault(o.Personal.PerPlayer, DefaultPerPlayer)
+	o.Group = o.Group.withDefaults()
 	b := &o.Budget
 	b.Candidates = orDefault(b.Candidates, DefaultCandidates)
 	b.Screens = orDefault(b.Screens, DefaultScreens)
@@ -462,4 +480,29 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.Default()
 	}
 	return o
+}
+
+// withDefaults returns c with its defaults filled in: the name, one
+// default profile when none is given, and the zero fields of each. The
+// profiles are sorted by Size, then Radius (the order requests look at
+// them).
+func (c GroupConfig) withDefaults() GroupConfig {
+	c.Name = orDefault(c.Name, KindGroup.String())
+	if len(c.Profiles) == 0 {
+		c.Profiles = []GroupProfile{{}}
+	}
+	ps := slices.Clone(c.Profiles)
+	for i := range ps {
+		ps[i].Size = orDefault(ps[i].Size, DefaultGroupSize)
+		ps[i].Radius = orDefault(ps[i].Radius, DefaultGroupRadius)
+		ps[i].Capacity = orDefault(ps[i].Capacity, DefaultGroupCapacity)
+	}
+	slices.SortStableFunc(ps, func(a, b GroupProfile) int {
+		if a.Size != b.Size {
+			return a.Size - b.Size
+		}
+		return a.Radius - b.Radius
+	})
+	c.Profiles = ps
+	return c
 }

@@ -43,6 +43,13 @@ type Pipeline struct {
 	// singles are the unleased single-target sinks, in refill priority
 	// order (login, general): the transfer candidates.
 	singles []*Sink
+	// groups are the group sink's partitions, by Size then Radius (nil
+	// without a group sink), in groupKeyed; groupSig wakes the requests
+	// waiting on any of them; groupSeed seeds their column draws.
+	groups     []*GroupSink
+	groupKeyed *stage.Keyed[Profile, *Subspace]
+	groupSig   signal
+	groupSeed  uint64
 
 	base   context.Context // parent of all work; cancelled by Close
 	cancel context.CancelFunc
@@ -127,6 +134,7 @@ func New(opts Options) (*Pipeline, error) {
 		seed = binary.LittleEndian.Uint64(b[:]) | 1
 	}
 	p.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	p.groupSeed = seed
 	switch opts.Distribution.(type) {
 	case geom.Expand, *geom.Expand:
 		p.expandLimit = opts.Shape.Len()
@@ -172,6 +180,11 @@ func New(opts Options) (*Pipeline, error) {
 	if opts.Personal.Enabled {
 		pc := opts.Personal
 		if p.personal, err = newPersonalSink(p, pc.Name, pc.PerPlayer, pc.Criteria); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Group.Enabled {
+		if p.groupKeyed, p.groups, err = newGroupSinks(p, opts.Group); err != nil {
 			return nil, err
 		}
 	}
@@ -343,6 +356,9 @@ func (p *Pipeline) Clear() {
 			}
 		}
 	}
+	for _, g := range p.groups {
+		clearStage(g.stage)
+	}
 	clearStage(p.cold)
 	clearStage(p.backlog)
 }
@@ -386,6 +402,9 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 	if p.personal != nil {
 		p.personal.keyed.Close()
+	}
+	if p.groupKeyed != nil {
+		p.groupKeyed.Close()
 	}
 	for _, s := range p.singles {
 		s.ring.Close()

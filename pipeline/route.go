@@ -208,7 +208,8 @@ func (s *source) ready() bool {
 // only when src holds something, so that a waiting request counts once in
 // the sink's demand and misses.
 func (p *Pipeline) serve(ctx context.Context, src *source, req *Request) (*Hot, string, error) {
-	var expired <-chan time.Time
+	w := waiting{paused: req.Paused, exhausted: req.Exhausted, stop: req.Stop, done: req.Done, wait: req.Wait}
+	defer w.stopTimer()
 	for first := true; ; first = false {
 		if first || src.ready() {
 			if h, ok := p.takeAdmitted(src, req.Admit); ok {
@@ -221,30 +222,61 @@ func (p *Pipeline) serve(ctx context.Context, src *source, req *Request) (*Hot, 
 		if src.ready() {
 			continue
 		}
-		if req.Paused != nil && req.Paused.Load() {
-			return nil, src.name(), ErrPaused
+		if err := p.await(ctx, next, &w); err != nil {
+			return nil, src.name(), err
 		}
-		if req.Exhausted != nil && req.Exhausted.Load() {
-			return nil, src.name(), ErrExhausted
-		}
-		if req.Wait > 0 && expired == nil {
-			t := time.NewTimer(req.Wait)
-			defer t.Stop()
-			expired = t.C
-		}
-		select {
-		case <-next:
-		case <-ctx.Done():
-			return nil, src.name(), context.Cause(ctx)
-		case <-expired:
-			return nil, src.name(), context.DeadlineExceeded
-		case <-req.Stop:
-			return nil, src.name(), ErrClosed
-		case <-req.Done:
-			return nil, src.name(), ErrClosed
-		case <-p.base.Done():
-			return nil, src.name(), ErrClosed
-		}
+	}
+}
+
+// waiting is what bounds a request's wait (Request's Paused, Exhausted,
+// Stop, Done and Wait), and the timer of Wait once started.
+type waiting struct {
+	paused, exhausted *atomic.Bool
+	stop, done        <-chan struct{}
+	wait              time.Duration
+	timer             *time.Timer
+}
+
+// stopTimer stops the wait's timer, if it started.
+func (w *waiting) stopTimer() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+// await waits, once the request found its source empty after taking the
+// signal next, until next closes (an entry landed, or a Wake), and
+// returns nil to look again; or it returns the error that ends the
+// request: ErrPaused or ErrExhausted when the flag is set, the context's
+// cause, context.DeadlineExceeded once w.wait has passed since the first
+// wait, ErrClosed when Stop or Done closes or the pipeline closes.
+func (p *Pipeline) await(ctx context.Context, next <-chan struct{}, w *waiting) error {
+	if w.paused != nil && w.paused.Load() {
+		return ErrPaused
+	}
+	if w.exhausted != nil && w.exhausted.Load() {
+		return ErrExhausted
+	}
+	if w.wait > 0 && w.timer == nil {
+		w.timer = time.NewTimer(w.wait)
+	}
+	var expired <-chan time.Time
+	if w.timer != nil {
+		expired = w.timer.C
+	}
+	select {
+	case <-next:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-expired:
+		return context.DeadlineExceeded
+	case <-w.stop:
+		return ErrClosed
+	case <-w.done:
+		return ErrClosed
+	case <-p.base.Done():
+		return ErrClosed
 	}
 }
 
@@ -312,6 +344,7 @@ func (p *Pipeline) Wake() {
 	if p.personal != nil {
 		p.personal.sig.notify()
 	}
+	p.groupSig.notify()
 }
 
 // signal is a broadcast without a lock: wait returns a channel that the

@@ -36,8 +36,9 @@ type hotSink[T any] interface {
 	// narrowsBeyondColdSource reports whether the sink applies criteria its
 	// cold source does not guarantee.
 	narrowsBeyondColdSource() bool
-	// chunkCostPerEntry is the footprint of one entry in chunks: 1 for
-	// every sink of this package, whose entries are single targets.
+	// chunkCostPerEntry is the footprint of one entry, the targets it
+	// offers: 1 for a single-target sink, the profile's Size for a group
+	// sink. Rule 0 compares it (subsumption).
 	chunkCostPerEntry() int
 	// demandWeight is the sink's demand, an EWMA of requests per second
 	// updated on each pulse, in thousandths (1000 = one request a second).
@@ -184,9 +185,10 @@ const (
 	KindLogin
 	KindNetwork
 	KindPersonal
+	KindGroup
 )
 
-var kindNames = [...]string{"general", "login", "network", "personal"}
+var kindNames = [...]string{"general", "login", "network", "personal", "group"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

@@ -1,17 +1,23 @@
 package pipeline
 
 // CachedLocation is a location waiting in the pipeline and where: a hot
-// entry of the named sink, or a cold entry (Hot false, Sink "").
+// entry of the named sink, or a cold entry (Hot false, Sink ""). The
+// places of one group subspace share a positive Group, numbered in the
+// listing (0 for a location of no subspace), and Radius is their
+// profile's radius.
 type CachedLocation struct {
 	Location
-	Hot  bool
-	Sink string
+	Hot    bool
+	Sink   string
+	Group  int
+	Radius int
 }
 
 // Locations lists up to limit locations waiting in the pipeline, hot
 // before cold: the unleased single-target sinks in refill priority order
 // (login, general), the network pool and the locations leased to network
-// tokens, every personal bucket, then cold; each stage oldest first. more reports that there
+// tokens, every personal bucket, the places of every group subspace, then
+// cold; each stage oldest first. more reports that there
 // were other locations past limit (limit <= 0 lists none).
 //
 // It does not change what the pipeline holds, but stages offer no way to
@@ -58,6 +64,23 @@ func (p *Pipeline) Locations(limit int) (out []CachedLocation, more bool) {
 				sweepStage(s, hot(ps.name))
 			}
 		}
+	}
+	group := 0
+	for _, g := range p.groups {
+		sweepStage(g.stage, func(s *Subspace) bool {
+			if s == nil {
+				return false
+			}
+			group++
+			for _, h := range s.Places {
+				if len(out) >= limit {
+					more = true
+					break
+				}
+				out = append(out, CachedLocation{Location: h.Location, Hot: true, Sink: g.name, Group: group, Radius: g.profile.Radius})
+			}
+			return false
+		})
 	}
 	sweepStage(p.cold, func(l Location) bool {
 		add(l, false, "")

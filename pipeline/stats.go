@@ -44,6 +44,35 @@ type SinkStats struct {
 	TransfersOut uint64 `json:"transfersOut"`
 	Demotions    uint64 `json:"demotions"`
 	Trims        uint64 `json:"trims"`
+	// Group describes a group sink's partition (Kind "group"); nil for
+	// the other sinks. Fill, Capacity and Quota of a group sink count
+	// subspaces.
+	Group *GroupStats `json:"group,omitempty"`
+}
+
+// GroupStats describe one partition of the group sink.
+type GroupStats struct {
+	// Size and Radius are the partition's profile: subspaces of Size
+	// places within Radius blocks of their centroid.
+	Size   int `json:"size"`
+	Radius int `json:"radius"`
+	// Places is the number of places its subspaces hold.
+	Places int `json:"places"`
+	// Groups counts the groups served from it, Players their places.
+	Groups  uint64 `json:"groups"`
+	Players uint64 `json:"players"`
+	// Trimmed counts the places of the remainders disposed when a
+	// subspace was trimmed to a smaller group (at a take or a transfer).
+	Trimmed uint64 `json:"trimmed"`
+	// NoRoom counts the promotions whose chunk held too few safe columns
+	// near the anchor for the profile (the location went back to cold).
+	NoRoom uint64 `json:"noRoom"`
+	// Unfit counts subspaces disposed because no group of the size asked
+	// fit the radius (a subspace this package made always fits).
+	Unfit uint64 `json:"unfit"`
+	// Backoff is how many refill rounds the partition still skips after
+	// promotions that found no room.
+	Backoff int `json:"backoff"`
 }
 
 // ReservationStats count the closes of reservations held by the pipeline.
@@ -129,7 +158,7 @@ type Stats struct {
 }
 
 // fills returns the fill and capacity of every sink, in a fixed order:
-// login, general, network, personal.
+// login, general, network, personal, the group sink's partitions.
 func (p *Pipeline) fills() []SinkFill {
 	out := make([]SinkFill, 0, len(p.singles)+2)
 	for _, s := range p.singles {
@@ -140,6 +169,9 @@ func (p *Pipeline) fills() []SinkFill {
 	}
 	if p.personal != nil {
 		out = append(out, SinkFill{p.personal.name, p.personal.Len(), p.personal.Cap()})
+	}
+	for _, g := range p.groups {
+		out = append(out, SinkFill{g.name, g.Len(), g.Cap()})
 	}
 	return out
 }
@@ -232,6 +264,15 @@ func (p *Pipeline) Stats() Stats {
 	}
 	if ps := p.personal; ps != nil {
 		st.Sinks = append(st.Sinks, sinkStats(ps.name, KindPersonal, ps.Len(), ps.Cap(), ps.Cap(), &ps.d, 0, &ps.c))
+	}
+	for _, g := range p.groups {
+		ss := sinkStats(g.name, KindGroup, g.Len(), g.Cap(), g.Quota(), &g.d, int(g.pending.Load()), &g.c)
+		ss.Group = &GroupStats{
+			Size: g.profile.Size, Radius: g.profile.Radius, Places: g.Places(),
+			Groups: g.g.groups.Load(), Players: g.g.players.Load(), Trimmed: g.g.trimmed.Load(),
+			NoRoom: g.g.noRoom.Load(), Unfit: g.g.unfit.Load(), Backoff: int(g.backoff.Load()),
+		}
+		st.Sinks = append(st.Sinks, ss)
 	}
 	st.Changed = st.ChangedCold
 	for _, s := range st.Sinks {

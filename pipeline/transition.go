@@ -38,6 +38,10 @@ type verdict struct {
 	recycle bool
 	known   bool // memory already holds the place as bad: nothing to record
 	foreign bool // another fleet node's chunk: dropped, nothing to record
+	// noRoom: a subspace could not be grown around the location (too few
+	// safe columns near it for the profile); the location is still good
+	// and goes back to cold, nothing recorded.
+	noRoom bool
 }
 
 // runScreening runs the screening transition (backlog -> cold) on a
@@ -151,12 +155,22 @@ func (p *Pipeline) promoteOne(ctx context.Context, loc Location, turn *Promise) 
 	}
 	out := tr.Run(ctx, loc)
 	p.ctr.promotionRejects[min(out.Reason, stage.ReasonError)].Add(1)
-	switch {
-	case out.Promoted:
+	if out.Promoted {
 		return out.Value, true
-	case out.Reason == stage.ReasonError:
+	}
+	p.promotionFailed(loc, out.Reason, &v)
+	return nil, false
+}
+
+// promotionFailed deals with a promotion of loc (a single location's or a
+// subspace's) rejected with reason: the place is remembered and the
+// location dropped (its row deleted), or, when the failure says nothing
+// about the place, recycled into cold silently.
+func (p *Pipeline) promotionFailed(loc Location, reason stage.Reason, v *verdict) {
+	switch {
+	case reason == stage.ReasonError:
 		// Run logged it and disposed the location through cold.
-	case out.Reason == stage.ReasonShuttingDown || v.recycle:
+	case reason == stage.ReasonShuttingDown || v.recycle || v.noRoom:
 		if v.recycle {
 			p.remember(loc.Index, v.cause, v.source)
 		}
@@ -168,7 +182,6 @@ func (p *Pipeline) promoteOne(ctx context.Context, loc Location, turn *Promise) 
 		p.rejected(loc.Index, v.cause, v.source)
 		p.cold.Dispose(loc)
 	}
-	return nil, false
 }
 
 // settle waits until the row of loc (the location promoted into h) is hot
@@ -217,7 +230,7 @@ func (p *Pipeline) promote(ctx context.Context, loc Location, promised *Promise,
 	// wait on others) after it.
 	turn, err := promised.Enter(ctx)
 	if err != nil {
-		return p.reserveFailed(loc, err, v), nil
+		return stage.Rejected[*Hot](p.reserveFailed(loc, err, v)), nil
 	}
 	left := false
 	leave := func() {
@@ -229,7 +242,7 @@ func (p *Pipeline) promote(ctx context.Context, loc Location, promised *Promise,
 	defer leave()
 	res, err := p.opts.Reserver.ReserveFor(ctx, loc.Chunk(), p.opts.ReservationLifespan)
 	if err != nil {
-		return p.reserveFailed(loc, err, v), nil
+		return stage.Rejected[*Hot](p.reserveFailed(loc, err, v)), nil
 	}
 	if res == nil {
 		return stage.Outcome[*Hot]{}, errors.New("pipeline: Reserver returned neither a reservation nor an error")
@@ -274,11 +287,12 @@ func (p *Pipeline) promote(ctx context.Context, loc Location, promised *Promise,
 	return stage.Promoted(h), nil
 }
 
-// reserveFailed classifies a failed reservation.
-func (p *Pipeline) reserveFailed(loc Location, err error, v *verdict) stage.Outcome[*Hot] {
+// reserveFailed classifies a failed reservation: the reason and detail
+// of the promotion's rejection.
+func (p *Pipeline) reserveFailed(loc Location, err error, v *verdict) (stage.Reason, string) {
 	switch {
 	case p.base.Err() != nil || errors.Is(err, world.ErrClosed):
-		return stage.Rejected[*Hot](stage.ReasonShuttingDown, err.Error())
+		return stage.ReasonShuttingDown, err.Error()
 	case errors.Is(err, context.DeadlineExceeded):
 		v.cause, v.recycle = memory.CauseTimeout, true
 		p.ctr.reserveFailures[reserveTimeout].Add(1)
@@ -297,7 +311,7 @@ func (p *Pipeline) reserveFailed(loc Location, err error, v *verdict) stage.Outc
 		p.ctr.reserveFailures[reserveUnreadable].Add(1)
 		p.lastReserveErr.Store(new(err.Error()))
 	}
-	return stage.Rejected[*Hot](stage.ReasonReservationFailed, fmt.Sprintf("reserving %v: %v", loc.Chunk(), err))
+	return stage.ReasonReservationFailed, fmt.Sprintf("reserving %v: %v", loc.Chunk(), err)
 }
 
 // demote is the demotion transition: h, already out of its stage (from,

@@ -267,6 +267,43 @@ func (b *teleportBody) check() error {
 	return checkWait(b.WaitMs)
 }
 
+// groupTeleportBody decodes an api.GroupTeleportRequest.
+type groupTeleportBody api.GroupTeleportRequest
+
+func (b *groupTeleportBody) field(name string) any {
+	switch name {
+	case "players":
+		return &b.Players
+	case "waitMs":
+		return &b.WaitMs
+	}
+	return nil
+}
+
+func (b *groupTeleportBody) keys() []string { return []string{"players", "waitMs"} }
+
+func (b *groupTeleportBody) check() error {
+	switch {
+	case b.Players == nil:
+		return badRequest("field \"players\": required")
+	case len(b.Players) == 0:
+		return badRequest("field \"players\": empty; want 1 to %d players", MaxGroupPlayers)
+	case len(b.Players) > MaxGroupPlayers:
+		return badRequest("field \"players\": %d players; want at most %d", len(b.Players), MaxGroupPlayers)
+	}
+	for i, p := range b.Players {
+		if err := checkName(fmt.Sprintf("field \"players\": element %d", i), p); err != nil {
+			return err
+		}
+		for j, q := range b.Players[:i] {
+			if q == p {
+				return badRequest("field \"players\": element %d names %q again (element %d)", i, p, j)
+			}
+		}
+	}
+	return checkWait(b.WaitMs)
+}
+
 // checkWait checks a body's waitMs.
 func checkWait(ms *int64) error {
 	if ms != nil && (*ms < 0 || *ms > MaxWait.Milliseconds()) {

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -82,6 +83,84 @@ func TestDecodeTeleport(t *testing.T) {
 			t.Errorf("decodeJSON(%s) = player %q waitMs %d, want %q %d", tc.body, *b.Player, got, tc.player, tc.waitMs)
 		}
 	}
+}
+
+// groupSeeds are bodies of POST .../group-teleports, good and bad.
+var groupSeeds = []string{
+	``, `{}`, `{"players":["a"]}`, `{"players":["a","b"],"waitMs":0}`, `{"players":[]}`, `{"players":null}`,
+	`{"players":["a","a"]}`, `{"players":["a",""]}`, `{"players":"a"}`, `{"players":[1]}`, `{"players":["a"],"player":"b"}`,
+	`{"players":["a"],"waitMs":30001}`, `{"players":["\ud800"]}`, `{"players":[["a"]]}`,
+	`{"players":["` + strings.Repeat("x", 65) + `"]}`,
+}
+
+func TestDecodeGroupTeleport(t *testing.T) {
+	many := make([]string, 65)
+	for i := range many {
+		many[i] = fmt.Sprintf("%q", fmt.Sprint("p", i))
+	}
+	for _, tc := range []struct {
+		body    string
+		wantErr string // "" for success
+		players []string
+	}{
+		{`{"players":["alice","bob"]}`, "", []string{"alice", "bob"}},
+		{`{"players":["alice"],"waitMs":500}`, "", []string{"alice"}},
+		{`{"players":[` + strings.Join(many[:64], ",") + `]}`, "", nil},
+		{``, `field "players": required`, nil},
+		{`{"players":null}`, `field "players": required`, nil},
+		{`{"players":[]}`, `field "players": empty`, nil},
+		{`{"players":[` + strings.Join(many, ",") + `]}`, `field "players": 65 players; want at most 64`, nil},
+		{`{"players":["a","b","a"]}`, `field "players": element 2 names "a" again (element 0)`, nil},
+		{`{"players":["a",""]}`, `field "players": element 1: empty`, nil},
+		{`{"players":["a\u0007"]}`, `field "players": element 0: holds a control character`, nil},
+		{`{"players":"a"}`, `field "players": want an array of strings`, nil},
+		{`{"players":["a"],"player":"b"}`, `field "player": unknown; the fields are "players", "waitMs"`, nil},
+		{`{"players":["a"],"waitMs":-1}`, `field "waitMs": -1 is outside 0..30000`, nil},
+	} {
+		var b groupTeleportBody
+		err := decodeJSON([]byte(tc.body), &b)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("decodeJSON(%s) = %v, want an error with %q", tc.body, err, tc.wantErr)
+			}
+			checkDecodeResult(t, []byte(tc.body), err)
+			continue
+		}
+		if err != nil {
+			t.Errorf("decodeJSON(%s) = %v", tc.body, err)
+			continue
+		}
+		if tc.players != nil && !slices.Equal(b.Players, tc.players) {
+			t.Errorf("decodeJSON(%s) = players %q, want %q", tc.body, b.Players, tc.players)
+		}
+	}
+}
+
+func FuzzGroupTeleportBody(f *testing.F) {
+	for _, s := range groupSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var b groupTeleportBody
+		err := decodeJSON(data, &b)
+		checkDecodeResult(t, data, err)
+		if err != nil {
+			return
+		}
+		if len(b.Players) == 0 || len(b.Players) > MaxGroupPlayers {
+			t.Fatalf("decodeJSON(%q) accepted %d players", data, len(b.Players))
+		}
+		seen := map[string]bool{}
+		for _, p := range b.Players {
+			if p == "" || utf8.RuneCountInString(p) > MaxPlayerLen || !utf8.ValidString(p) || seen[p] {
+				t.Fatalf("decodeJSON(%q) accepted player %q", data, p)
+			}
+			seen[p] = true
+		}
+		if b.WaitMs != nil && (*b.WaitMs < 0 || *b.WaitMs > 30000) {
+			t.Fatalf("decodeJSON(%q) accepted waitMs %d", data, *b.WaitMs)
+		}
+	})
 }
 
 func TestDecodeClaim(t *testing.T) {
@@ -208,7 +287,7 @@ func FuzzTeleportRequest(f *testing.F) {
 // the keys: a body the fast path takes must be one the walk takes too,
 // with the same values, for every body type (see the top of decode.go).
 func FuzzDecodeFastPath(f *testing.F) {
-	for _, s := range teleportSeeds {
+	for _, s := range append(slices.Clone(teleportSeeds), groupSeeds...) {
 		f.Add([]byte(s))
 	}
 	for _, s := range []string{
@@ -224,6 +303,7 @@ func FuzzDecodeFastPath(f *testing.F) {
 			func() body { return new(claimBody) },
 			func() body { return new(queueBody) },
 			func() body { return new(reserveBody) },
+			func() body { return new(groupTeleportBody) },
 		} {
 			fast, walk := mk(), mk()
 			ferr := decodeJSON(data, fast)
@@ -242,7 +322,7 @@ func FuzzDecodeFastPath(f *testing.F) {
 // reads them from the struct tags, are exactly the keys the walk knows,
 // so the two decoders take the same fields.
 func TestDecodeFastPathNames(t *testing.T) {
-	for _, b := range []body{new(teleportBody), new(claimBody), new(queueBody), new(reserveBody)} {
+	for _, b := range []body{new(teleportBody), new(claimBody), new(queueBody), new(reserveBody), new(groupTeleportBody)} {
 		typ := reflect.TypeOf(b).Elem()
 		var names []string
 		for i := range typ.NumField() {

@@ -5,8 +5,8 @@
 // routes the server registers.
 //
 // Every body the server writes or reads is one of package api's types.
-// The engine's types become them in one place (APITeleport, APIStats and
-// their unexported kin): no engine, pipeline or memory struct is marshalled
+// The engine's types become them in one place (APITeleport,
+// APIGroupTeleport, APIStats and their unexported kin): no engine, pipeline or memory struct is marshalled
 // as it is, so a change inside the engine cannot change the wire.
 //
 // # Routes
@@ -14,6 +14,7 @@
 //	GET    /v1/regions                                              regions, their worlds, paused
 //	GET    /v1/regions/{region}/stats                               api.Stats
 //	POST   /v1/regions/{region}/teleports                           a location (waits on a miss)
+//	POST   /v1/regions/{region}/group-teleports                     a place per player, within the group radius
 //	POST   /v1/teleports/{id}/complete                              the player arrived
 //	DELETE /v1/teleports/{id}                                       the player gave up
 //	POST   /v1/regions/{region}/players/{player}/join               login sink events
@@ -96,7 +97,8 @@
 // The codes of the engine's *engine.Error are its Reason:
 //
 //	unknown-region, unknown-id, unknown-token     404
-//	unknown-sink, invalid, invalid-token          400
+//	unknown-sink, invalid, invalid-token,         400
+//	group-too-large
 //	sink-disabled, token-redeemed, restart-needed 409
 //	lease-expired                                 410
 //	no-location (Retry-After: 1), paused (5),     503
@@ -155,6 +157,13 @@
 //	                                                _demand_per_second, _pending_promotions
 //	rtp_sink_hits_total{region,sink,kind}           and _misses_total, _promotions_total,
 //	                                                _stale_total
+//	rtp_group_places{region,sink}                   places the subspaces of a group sink
+//	                                                hold; and rtp_group_size,
+//	                                                rtp_group_radius_blocks (its profile)
+//	rtp_group_teleports_total{region,sink}          groups placed; and rtp_group_players_total,
+//	                                                _trimmed_places_total (released when a
+//	                                                subspace served a smaller group),
+//	                                                _no_room_total
 //	rtp_queue_fill{region,queue}                    backlog and cold; and rtp_queue_capacity
 //	rtp_pipeline_screenings_in_flight{region}       and rtp_pipeline_promotions_in_flight
 //	rtp_pipeline_screened_total{region}             and _promotions_total, _transfers_total,

@@ -66,6 +66,7 @@ var reasonStatus = map[string]status{
 	engine.ReasonUnknownToken:  {http.StatusNotFound, 0},
 	engine.ReasonUnknownSink:   {http.StatusBadRequest, 0},
 	engine.ReasonInvalid:       {http.StatusBadRequest, 0},
+	engine.ReasonGroupTooLarge: {http.StatusBadRequest, 0},
 	engine.ReasonInvalidToken:  {http.StatusBadRequest, 0},
 	engine.ReasonNoSink:        {http.StatusConflict, 0},
 	engine.ReasonRedeemed:      {http.StatusConflict, 0},

@@ -91,6 +91,18 @@ func (f *fakeEngine) Teleport(ctx context.Context, region string, req engine.Req
 	}
 	return fakeLocation, nil
 }
+func (f *fakeEngine) GroupTeleport(ctx context.Context, region string, req engine.GroupRequest) ([]engine.GroupPlace, error) {
+	if err := f.call(fmt.Sprintf("GroupTeleport %s %v client=%s", region, req.Players, req.Client)); err != nil {
+		return nil, err
+	}
+	out := make([]engine.GroupPlace, len(req.Players))
+	for i, p := range req.Players {
+		l := fakeLocation
+		l.ID, l.X, l.Sink = uint64(100+i), int64(i), "group/8@8"
+		out[i] = engine.GroupPlace{Player: p, Location: l}
+	}
+	return out, nil
+}
 func (f *fakeEngine) ChunksChanged(world string, chunks []geom.Chunk) (engine.ChangeReport, error) {
 	if err := f.call(fmt.Sprintf("ChunksChanged %s %v", world, chunks)); err != nil {
 		return engine.ChangeReport{}, err

@@ -26,6 +26,16 @@ func APITeleport(l engine.Location) api.Teleport {
 		StandY: l.StandY, Biome: l.Biome, Sink: l.Sink, WaitedMs: api.Ms(l.Waited)}
 }
 
+// APIGroupTeleport returns the wire shape of a group placed: the answer
+// of a group teleport. The rtp command prints the same shape.
+func APIGroupTeleport(ps []engine.GroupPlace) api.GroupTeleport {
+	out := api.GroupTeleport{Locations: make([]api.GroupPlace, 0, len(ps))}
+	for _, p := range ps {
+		out.Locations = append(out.Locations, api.GroupPlace{Player: p.Player, Teleport: APITeleport(p.Location)})
+	}
+	return out
+}
+
 func toReservation(r engine.Reservation) api.Reservation {
 	return api.Reservation{Token: r.Token, Location: APITeleport(r.Location), Expires: r.Expires.UTC()}
 }
@@ -109,11 +119,16 @@ func toPipeline(p pipeline.Stats) api.PipelineStats {
 		ChangedCold: p.ChangedCold, Changed: p.Changed, CallbackPanics: p.CallbackPanics,
 	}
 	for _, s := range p.Sinks {
-		out.Sinks = append(out.Sinks, api.SinkStats{Name: s.Name, Kind: s.Kind, Fill: s.Fill, Capacity: s.Capacity,
+		ss := api.SinkStats{Name: s.Name, Kind: s.Kind, Fill: s.Fill, Capacity: s.Capacity,
 			Quota: s.Quota, Leased: s.Leased, DemandPerSecond: s.Demand, Pending: s.Pending,
 			Hits: s.Hits, Misses: s.Misses, Stale: s.Stale, Changed: s.Changed, Promotions: s.Promotions,
 			Mismatched: s.Mismatched, TransfersIn: s.TransfersIn, TransfersOut: s.TransfersOut,
-			Demotions: s.Demotions, Trims: s.Trims})
+			Demotions: s.Demotions, Trims: s.Trims}
+		if g := s.Group; g != nil {
+			ss.Group = &api.GroupSinkStats{Size: g.Size, Radius: g.Radius, Places: g.Places, Groups: g.Groups,
+				Players: g.Players, Trimmed: g.Trimmed, NoRoom: g.NoRoom, Backoff: g.Backoff}
+		}
+		out.Sinks = append(out.Sinks, ss)
 	}
 	for _, m := range p.RecentMisses {
 		fills := make([]api.SinkFill, 0, len(m.Fills))

@@ -136,6 +136,13 @@ var (
 	mSinkMisses   = newDesc("rtp_sink_misses_total", "Requests that found a hot sink empty.", counter, "region", "sink", "kind")
 	mSinkPromos   = newDesc("rtp_sink_promotions_total", "Locations promoted into a hot sink.", counter, "region", "sink", "kind")
 	mSinkStale    = newDesc("rtp_sink_stale_total", "Entries of a hot sink found with a closed reservation.", counter, "region", "sink", "kind")
+	mGroupPlaces  = newDesc("rtp_group_places", "Places held by the subspaces ready in a group sink.", gauge, "region", "sink")
+	mGroupSize    = newDesc("rtp_group_size", "Places per subspace of a group sink (its largest group).", gauge, "region", "sink")
+	mGroupRadius  = newDesc("rtp_group_radius_blocks", "Radius of a group sink's groups, in blocks.", gauge, "region", "sink")
+	mGroups       = newDesc("rtp_group_teleports_total", "Groups a group sink placed.", counter, "region", "sink")
+	mGroupPlayers = newDesc("rtp_group_players_total", "Places of the groups a group sink placed.", counter, "region", "sink")
+	mGroupTrimmed = newDesc("rtp_group_trimmed_places_total", "Places released when a subspace served a smaller group.", counter, "region", "sink")
+	mGroupNoRoom  = newDesc("rtp_group_no_room_total", "Promotions that found too few safe columns near the place for a subspace.", counter, "region", "sink")
 	mQueueFill    = newDesc("rtp_queue_fill", "Entries in a stage queue (backlog, cold).", gauge, "region", "queue")
 	mQueueCap     = newDesc("rtp_queue_capacity", "Capacity of a stage queue (backlog, cold).", gauge, "region", "queue")
 	mScreening    = newDesc("rtp_pipeline_screenings_in_flight", "Screenings running.", gauge, "region")
@@ -206,6 +213,7 @@ var (
 	allDescs = []metricDesc{
 		mRegionInfo, mPaused, mExhausted, mRestored, mTeleports, mLatency, mLatencyMax,
 		mSinkFill, mSinkCap, mSinkQuota, mSinkLeased, mSinkDemand, mSinkPending, mSinkHits, mSinkMisses, mSinkPromos, mSinkStale,
+		mGroupPlaces, mGroupSize, mGroupRadius, mGroups, mGroupPlayers, mGroupTrimmed, mGroupNoRoom,
 		mQueueFill, mQueueCap, mScreening, mPromoting, mScreened, mPromotions, mTransfers, mDemotions, mMisses, mLoginExh,
 		mScreenRej, mPromoRej, mMemErrors, mForeign,
 		mMemCells, mMemBad, mMemProbation, mMemBadFrac, mMemCoverage, mMemActive, mMemProbRuns, mMemByCause, mMemRejects, mMemBytes, mMemRebuilds,
@@ -286,6 +294,15 @@ func (ec *engineCollector) Collect(ch chan<- prometheus.Metric) {
 			emit(mSinkMisses, float64(s.Misses), l...)
 			emit(mSinkPromos, float64(s.Promotions), l...)
 			emit(mSinkStale, float64(s.Stale), l...)
+			if g := s.Group; g != nil {
+				emit(mGroupPlaces, float64(g.Places), region, s.Name)
+				emit(mGroupSize, float64(g.Size), region, s.Name)
+				emit(mGroupRadius, float64(g.Radius), region, s.Name)
+				emit(mGroups, float64(g.Groups), region, s.Name)
+				emit(mGroupPlayers, float64(g.Players), region, s.Name)
+				emit(mGroupTrimmed, float64(g.Trimmed), region, s.Name)
+				emit(mGroupNoRoom, float64(g.NoRoom), region, s.Name)
+			}
 		}
 		for _, q := range []struct {
 			name      string

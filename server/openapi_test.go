@@ -98,6 +98,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	segment := regexp.MustCompile(`\{([^}]+)\}`)
 	bodied := map[string]bool{
 		"POST /v1/regions/{region}/teleports":             true,
+		"POST /v1/regions/{region}/group-teleports":       true,
 		"PUT /v1/regions/{region}/players/{player}/queue": true,
 		"POST /v1/regions/{region}/network/reservations":  true,
 		"POST /v1/worlds/{world}/claims":                  true,

@@ -48,6 +48,7 @@ var routes = []route{
 	{"GET", "/v1/regions", func(s *Server) handlerFunc { return s.listRegions }},
 	{"GET", "/v1/regions/{region}/stats", func(s *Server) handlerFunc { return s.stats }},
 	{"POST", "/v1/regions/{region}/teleports", func(s *Server) handlerFunc { return s.teleport }},
+	{"POST", "/v1/regions/{region}/group-teleports", func(s *Server) handlerFunc { return s.groupTeleport }},
 	{"POST", "/v1/teleports/{id}/complete", func(s *Server) handlerFunc { return s.complete }},
 	{"DELETE", "/v1/teleports/{id}", func(s *Server) handlerFunc { return s.cancel }},
 	{"POST", "/v1/regions/{region}/players/{player}/join", func(s *Server) handlerFunc { return s.join }},
@@ -281,6 +282,45 @@ func (s *Server) teleport(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	return s.writeJSON(w, http.StatusOK, APITeleport(loc))
+}
+
+// groupTeleport places a group: one location per player, all within the
+// region's group radius (see engine.Engine.GroupTeleport). The wait is
+// bounded as a teleport's.
+func (s *Server) groupTeleport(w http.ResponseWriter, r *http.Request) error {
+	var b groupTeleportBody
+	if err := s.decodeBody(w, r, &b); err != nil {
+		return err
+	}
+	wait := s.opts.DefaultWait
+	if b.WaitMs != nil {
+		wait = time.Duration(*b.WaitMs) * time.Millisecond
+	}
+	ctx := r.Context()
+	if wait <= 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 0)
+		defer cancel()
+	}
+	req := engine.GroupRequest{Players: b.Players, Wait: wait, Done: s.drain.Done(), Client: clientAddr(r)}
+	ps, err := s.e.GroupTeleport(ctx, r.PathValue("region"), req)
+	if err != nil {
+		var ee *engine.Error
+		if s.drain.Err() != nil && errors.As(err, &ee) && (ee.Reason == engine.ReasonNoLocation || ee.Reason == engine.ReasonShutdown) {
+			return shuttingDown("the server is shutting down")
+		}
+		return err
+	}
+	if r.Context().Err() != nil {
+		// The client went away: give the places back.
+		for _, p := range ps {
+			if err := s.e.Cancel(p.ID); err != nil {
+				s.log.Debug("server: cancel of a group place whose client left", "id", p.ID, "err", err)
+			}
+		}
+		return nil
+	}
+	return s.writeJSON(w, http.StatusOK, APIGroupTeleport(ps))
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) error {

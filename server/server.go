@@ -31,6 +31,7 @@ import (
 // does, supplies its own store by default.
 type Engine interface {
 	Teleport(ctx context.Context, region string, req engine.Request) (engine.Location, error)
+	GroupTeleport(ctx context.Context, region string, req engine.GroupRequest) ([]engine.GroupPlace, error)
 	Complete(id uint64) error
 	Cancel(id uint64) error
 	Join(region, player string) error
@@ -65,6 +66,9 @@ const (
 	// MaxPlayerLen bounds a player name, in characters, as the engine
 	// does.
 	MaxPlayerLen = engine.MaxPlayerLen
+	// MaxGroupPlayers bounds the players of a group teleport, as the
+	// engine does (a region's own group size may be smaller).
+	MaxGroupPlayers = engine.MaxGroupPlayers
 )
 
 // Options configure a Server. The zero value selects every default: no

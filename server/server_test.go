@@ -45,6 +45,8 @@ func callOf(rt route) routeCall {
 	switch rt.pattern() {
 	case "POST /v1/regions/{region}/teleports":
 		body = `{"player":"alice"}`
+	case "POST /v1/regions/{region}/group-teleports":
+		body = `{"players":["alice","bob"]}`
 	case "POST /v1/worlds/{world}/claims":
 		body = `{"owner":"o","minX":0,"minZ":0,"maxX":1,"maxZ":1}`
 	case "PUT /v1/regions/{region}/players/{player}/queue":
@@ -63,7 +65,8 @@ func TestErrorMapping(t *testing.T) {
 		engine.ReasonUnknownRegion: 404, engine.ReasonUnknownID: 404, engine.ReasonUnknownToken: 404,
 		engine.ReasonUnknownWorld: 404, engine.ReasonNotWatched: 409,
 		engine.ReasonUnknownSink: 400, engine.ReasonInvalid: 400, engine.ReasonInvalidToken: 400,
-		engine.ReasonNoSink: 409, engine.ReasonRedeemed: 409, engine.ReasonRestartNeeded: 409,
+		engine.ReasonGroupTooLarge: 400,
+		engine.ReasonNoSink:        409, engine.ReasonRedeemed: 409, engine.ReasonRestartNeeded: 409,
 		engine.ReasonLeaseExpired: 410,
 		engine.ReasonNoLocation:   503, engine.ReasonPaused: 503, engine.ReasonShutdown: 503,
 		engine.ReasonTooManyOpen:       503,

@@ -157,6 +157,13 @@ type CachedLocation struct {
 	// Sink names the hot sink holding it ("general", "login", ...); empty
 	// for cold entries.
 	Sink string `json:"sink"`
+	// Group, when positive, numbers the cached group subspace the place
+	// belongs to: the places of one subspace share it (within one
+	// answer). Radius is then their group radius, in blocks: every place
+	// of a group served from the subspace lies within it of the group's
+	// centre. Both are absent (0) for single places.
+	Group  int `json:"group,omitempty"`
+	Radius int `json:"radius,omitempty"`
 }
 
 // Delivery is one place handed out.

@@ -106,6 +106,7 @@ type debugInfo struct {
 		MemoryCells    int `json:"memoryCells"`
 		ProbationCells int `json:"probationCells"`
 		CachedMarkers  int `json:"cachedMarkers"`
+		Subspaces      int `json:"subspaces"`
 		Deliveries     int `json:"deliveries"`
 		Claims         int `json:"claims"`
 	} `json:"drawn"`
@@ -367,13 +368,22 @@ func TestBrowserFake(t *testing.T) {
 		if d.Drawn.CachedMarkers != len(fake.Cached) {
 			t.Errorf("drew %d cached markers, the service has %d", d.Drawn.CachedMarkers, len(fake.Cached))
 		}
+		groups := map[int]bool{}
+		for _, l := range fake.Cached {
+			if l.Group > 0 {
+				groups[l.Group] = true
+			}
+		}
+		if d.Drawn.Subspaces != len(groups) || len(groups) == 0 {
+			t.Errorf("drew %d group subspaces, the service has %d", d.Drawn.Subspaces, len(groups))
+		}
 		if d.Drawn.Claims != len(fake.Claims) {
 			t.Errorf("drew %d claims, the service has %d", d.Drawn.Claims, len(fake.Claims))
 		}
 		// Turning a layer off removes its marks.
 		p.eval(`window.rtpMap.setLayers({memory: false, cached: false})`, nil)
 		p.idle()
-		if d := p.debug(); d.Drawn.MemoryCells != 0 || d.Drawn.CachedMarkers != 0 || d.Drawn.Claims != len(fake.Claims) {
+		if d := p.debug(); d.Drawn.MemoryCells != 0 || d.Drawn.CachedMarkers != 0 || d.Drawn.Subspaces != 0 || d.Drawn.Claims != len(fake.Claims) {
 			t.Errorf("with memory and cached off: drawn %+v", d.Drawn)
 		}
 		p.eval(`window.rtpMap.setLayers({memory: true, cached: true})`, nil)

@@ -37,6 +37,14 @@ const testToken = "e2e-token-0123456789abcdef"
 // minus the players the plugin reported online.
 const playerCap = 30
 
+// The party step: partySize bots teleport together with /rtp party, and
+// each lands within groupRadius blocks (rtp's default sinks.group.radius)
+// of the party's centre.
+const (
+	partySize   = 4
+	groupRadius = 8
+)
+
 // Messages of the plugin (lib/config.js) the test expects.
 const msgUnavailable = "Random teleport is unavailable right now; try again in a moment."
 
@@ -45,7 +53,9 @@ const msgUnavailable = "Random teleport is unavailable right now; try again in a
 //  0. the plugin reports the bots' joins: the login reserve shrinks;
 //  1. 20 bots each /rtp three times: each is moved, stands on the ground
 //     within 5 s of its command, takes no damage and meets no fluid in the
-//     5 s after;
+//     5 s after; then 4 bots form a party (/party invite, /party accept)
+//     and /rtp party: every member lands as above, on a column of its own,
+//     within the group radius of the party's centre;
 //  2. a bot turns the ground under cached places to lava while the server
 //     does not save: within 1 s rtp has the report, and no bot (nor any
 //     teleport asked of rtp directly) is sent to one of them; after a scan
@@ -154,6 +164,62 @@ regions:
 	t.Logf("landings: %d bots, %d teleports, %d on the ground, %d with damage, command to landing p50 %.0f ms, p99 %.0f ms, max %.0f ms",
 		bots, len(all), landed, damaged, quantile(land, 0.50), quantile(land, 0.99), quantile(land, 1))
 
+	// 1b. A party of 4: one group teleport, every member within the
+	// group radius of the party's centre.
+	waitUntil(t, "rtp to fill its group sink", 60*time.Second, func() bool {
+		st, err := stats(rtpURL)
+		return err == nil && st.groupFill() >= 1
+	})
+	before, err := stats(rtpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	party := b.run(t, map[string]any{"cmd": "party", "size": partySize}, 2*time.Minute)
+	if len(party) != partySize {
+		t.Fatalf("%d party teleports reported, want %d: %v", len(party), partySize, party)
+	}
+	var cx, cz float64
+	var partyLand []float64
+	cols := map[[2]int]bool{}
+	for _, r := range party {
+		switch {
+		case r.Error != "" || r.Message != "":
+			t.Fatalf("party member %s: %s%s", r.Bot, r.Error, r.Message)
+		case !r.Party:
+			t.Errorf("party member %s: not reported as a party teleport", r.Bot)
+		case !r.OnGround || r.LandMs > landMs:
+			t.Errorf("party member %s: on the ground %v after %d ms", r.Bot, r.OnGround, r.LandMs)
+		case r.Damage > 0 || r.Fluid != "":
+			t.Errorf("party member %s at %.1f %.1f %.1f: damage %v, fluid %q", r.Bot, r.X, r.Y, r.Z, r.Damage, r.Fluid)
+		}
+		col := [2]int{int(math.Floor(r.X)), int(math.Floor(r.Z))}
+		if cols[col] {
+			t.Errorf("party member %s landed on column %v, another member's", r.Bot, col)
+		}
+		cols[col] = true
+		cx += float64(col[0]) / partySize
+		cz += float64(col[1]) / partySize
+		partyLand = append(partyLand, float64(r.LandMs))
+	}
+	farthest := 0.0
+	for _, r := range party {
+		d := math.Hypot(math.Floor(r.X)-cx, math.Floor(r.Z)-cz)
+		farthest = max(farthest, d)
+		if d > groupRadius+1e-9 {
+			t.Errorf("party member %s landed at %.1f, %.1f: %.2f blocks from the party's centre %.2f, %.2f, more than %d", r.Bot, r.X, r.Z, d, cx, cz, groupRadius)
+		}
+	}
+	slices.Sort(partyLand)
+	t.Logf("party: %d bots landed around %.1f, %.1f, the farthest %.2f blocks from the centre (radius %d); command to landing p50 %.0f ms, max %.0f ms",
+		len(party), cx, cz, farthest, groupRadius, quantile(partyLand, 0.5), quantile(partyLand, 1))
+	after, err := stats(rtpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.groupServed() - before.groupServed(); got != partySize {
+		t.Errorf("rtp's group sink served %d places for the party, want %d", got, partySize)
+	}
+
 	// 2. Lava under cached places, not saved. The places: teleports asked
 	// of rtp and cancelled, which puts them back in the cache.
 	var poisoned []place
@@ -165,7 +231,7 @@ regions:
 		poisoned = append(poisoned, loc)
 		call(t, rtpURL, "DELETE", "/v1/teleports/"+strconv.FormatUint(loc.ID, 10), "", http.StatusNoContent)
 	}
-	before, err := stats(rtpURL)
+	before, err = stats(rtpURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,6 +352,7 @@ type report struct {
 	Message, Error  string
 	Count           int64
 	Bots            int
+	Party           bool
 }
 
 // proc is a Node process of the test, its JSON lines on a channel.
@@ -410,8 +477,12 @@ type rtpStats struct {
 	Pipeline struct {
 		Sinks []struct {
 			Name     string `json:"name"`
+			Kind     string `json:"kind"`
 			Fill     int    `json:"fill"`
 			Capacity int    `json:"capacity"`
+			Group    *struct {
+				Players uint64 `json:"players"`
+			} `json:"group"`
 		} `json:"sinks"`
 	} `json:"pipeline"`
 	Watch struct {
@@ -427,6 +498,28 @@ func (s rtpStats) fill(sink string) int {
 		}
 	}
 	return 0
+}
+
+// groupFill is the subspaces ready in the group sink.
+func (s rtpStats) groupFill() int {
+	n := 0
+	for _, k := range s.Pipeline.Sinks {
+		if k.Kind == "group" {
+			n += k.Fill
+		}
+	}
+	return n
+}
+
+// groupServed is the places the group sink handed out.
+func (s rtpStats) groupServed() uint64 {
+	var n uint64
+	for _, k := range s.Pipeline.Sinks {
+		if k.Group != nil {
+			n += k.Group.Players
+		}
+	}
+	return n
 }
 
 func (s rtpStats) capacity(sink string) int {

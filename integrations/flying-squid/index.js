@@ -1,9 +1,12 @@
 'use strict'
 // rtp-flying-squid: a flying-squid plugin that serves /rtp from the rtp
-// random-teleport service, reports joins and quits (the login reserve),
-// can place first-time players, and reports changed chunks so that rtp
-// never hands out ground a player changed before the server saved it.
-// docs/integrations.md in the rtp repository describes the calls.
+// random-teleport service, teleports parties together (/party, /rtp
+// party: one group teleport, every member within the region's group
+// radius of the group's centre), reports joins and quits (the login
+// reserve), can place first-time players, and reports changed chunks so
+// that rtp never hands out ground a player changed before the server
+// saved it. docs/integrations.md in the rtp repository describes the
+// calls.
 //
 // Nothing here blocks the server's tick: every call to rtp is a promise
 // with a timeout, and a player whom rtp cannot serve reads a message
@@ -15,6 +18,7 @@ const { Vec3 } = require('vec3')
 const config = require('./lib/config')
 const { Client } = require('./lib/client')
 const { ChangeReporter } = require('./lib/changes')
+const { Parties } = require('./lib/party')
 
 function worldName (serv, world) {
   if (world === serv.overworld) return 'overworld'
@@ -65,7 +69,8 @@ module.exports.server = function (serv, settings) {
     cooldown: new Map(), // username -> time of the last /rtp served
     active: new Map(), // username -> the teleport in flight
     reporters: {},
-    stats: { served: 0, landed: 0, cancelled: 0, failed: 0 }
+    parties: new Parties({ maxSize: cfg.partySize, inviteMs: cfg.inviteMs }),
+    stats: { served: 0, landed: 0, cancelled: 0, failed: 0, parties: 0 }
   }
   serv.rtp = rtp
   rtp.worldFolder = settings.worldFolder || ''
@@ -125,58 +130,121 @@ module.exports.server = function (serv, settings) {
     player.once('disconnected', onQuit)
   })
 
+  // failure tells a player why rtp served no place (err from the client).
+  const failure = (player, err, region) => {
+    if (err.kind === 'no-location') tell(player, cfg.messages.noPlace)
+    else if (err.code === 'unknown-region') tell(player, cfg.messages.unknownRegion, { region })
+    else if (err.code === 'group-too-large') tell(player, cfg.messages.partyTooLarge)
+    else if (err.code === 'sink-disabled') tell(player, cfg.messages.unavailable)
+    else tell(player, cfg.messages.unavailable)
+  }
+
+  // deliver moves player to loc, a place rtp handed out, waits for the
+  // landing, and completes the place (or cancels it when the player left
+  // or did not land). t is the player's entry in rtp.active. It never
+  // throws; it resolves true once the player stands there.
+  const deliver = async (player, loc, t) => {
+    t.id = loc.id
+    rtp.stats.served++
+    const x = loc.x + 0.5
+    const z = loc.z + 0.5
+    const y = loc.standY
+    if (player.disconnected) {
+      await cancel(loc.id)
+      return false
+    }
+    const landed = land(player, x, y, z)
+    try {
+      await player.teleport(new Vec3(x, y, z))
+      sendChunksAround(serv, player, x, z)
+    } catch (err) {
+      warn(`rtp: teleporting ${player.username} failed: ${err.message}`)
+    }
+    if (!(await landed)) {
+      await cancel(loc.id)
+      tell(player, cfg.messages.failed)
+      return false
+    }
+    rtp.stats.landed++
+    try {
+      await client.complete(loc.id)
+    } catch (err) {
+      warn(`rtp: completing teleport ${loc.id} failed: ${err.message}`)
+    }
+    serv.emit('rtpLanded', player, loc, Date.now() - t.started)
+    return true
+  }
+
   // teleport runs one teleport of player through rtp: ask, move, wait for
   // the landing, complete (or cancel). It never throws.
   rtp.teleport = async (player, region, sink) => {
     const name = player.username
     const t = { region, started: Date.now() }
     rtp.active.set(name, t)
-    let loc
     try {
+      let loc
       try {
         loc = await client.teleport(region, name, sink)
       } catch (err) {
         rtp.stats.failed++
-        if (err.kind === 'no-location') tell(player, cfg.messages.noPlace)
-        else if (err.code === 'unknown-region') tell(player, cfg.messages.unknownRegion, { region })
-        else {
-          if (err.kind === 'rejected') warn(err.message)
-          tell(player, cfg.messages.unavailable)
-        }
+        if (err.kind === 'rejected') warn(err.message)
+        failure(player, err, region)
         return false
       }
-      t.id = loc.id
-      rtp.stats.served++
-      const x = loc.x + 0.5
-      const z = loc.z + 0.5
-      const y = loc.standY
-      if (player.disconnected) {
-        await cancel(loc.id)
-        return false
-      }
-      const landed = land(player, x, y, z)
-      try {
-        await player.teleport(new Vec3(x, y, z))
-        sendChunksAround(serv, player, x, z)
-      } catch (err) {
-        warn(`rtp: teleporting ${name} failed: ${err.message}`)
-      }
-      if (!(await landed)) {
-        await cancel(loc.id)
-        tell(player, cfg.messages.failed)
-        return false
-      }
-      rtp.stats.landed++
-      try {
-        await client.complete(loc.id)
-      } catch (err) {
-        warn(`rtp: completing teleport ${loc.id} failed: ${err.message}`)
-      }
-      tell(player, cfg.messages.done, { x: loc.x, y: Math.floor(y), z: loc.z })
-      serv.emit('rtpLanded', player, loc, Date.now() - t.started)
+      if (!(await deliver(player, loc, t))) return false
+      tell(player, cfg.messages.done, { x: loc.x, y: Math.floor(loc.standY), z: loc.z })
       return true
     } finally {
       rtp.active.delete(name)
+    }
+  }
+
+  // teleportParty teleports the party of player together: one group
+  // teleport for its members online, each then moved, landed and its
+  // place completed (or cancelled) on its own. It resolves to the
+  // members who landed; it never throws.
+  rtp.teleportParty = async (player, region) => {
+    const names = rtp.parties.members(player.username)
+    if (names.length === 0) {
+      tell(player, cfg.messages.partyNone)
+      return []
+    }
+    const members = names.map(n => serv.getPlayer(n)).filter(p => p && !p.disconnected)
+    const busy = members.find(m => rtp.active.has(m.username))
+    if (busy) {
+      tell(player, cfg.messages.partyBusy, { player: busy.username })
+      return []
+    }
+    const started = Date.now()
+    const ts = members.map(m => {
+      const t = { region, started, party: true }
+      rtp.active.set(m.username, t)
+      return t
+    })
+    try {
+      let res
+      try {
+        res = await client.groupTeleport(region, members.map(m => m.username))
+      } catch (err) {
+        rtp.stats.failed++
+        if (err.kind === 'rejected' && err.code !== 'group-too-large') warn(err.message)
+        for (const m of members) failure(m, err, region)
+        return []
+      }
+      rtp.stats.parties++
+      const byName = new Map(res.locations.map(l => [l.player, l]))
+      const landed = await Promise.all(members.map((m, i) => {
+        const loc = byName.get(m.username)
+        return loc ? deliver(m, loc, ts[i]) : false
+      }))
+      const cx = res.locations.reduce((a, l) => a + l.x, 0) / res.locations.length
+      const cz = res.locations.reduce((a, l) => a + l.z, 0) / res.locations.length
+      const out = members.filter((m, i) => landed[i])
+      for (const m of out) tell(m, cfg.messages.partyDone, { x: Math.round(cx), z: Math.round(cz) })
+      serv.emit('rtpPartyLanded', out, res.locations, Date.now() - started)
+      return out
+    } finally {
+      for (const m of members) rtp.active.delete(m.username)
     }
   }
 
@@ -191,13 +259,27 @@ module.exports.server = function (serv, settings) {
 
   serv.commands.add({
     base: 'rtp',
-    info: 'teleport to a random safe place',
-    usage: '/rtp [region]',
+    info: 'teleport to a random safe place; /rtp party takes your party along',
+    usage: '/rtp [region] | /rtp party',
     onlyPlayer: true,
     action (arg, ctx) {
       const player = ctx.player
       const region = String(arg || '').trim()
       if (cfg.permission === 'op' && !player.op) return cfg.messages.denied
+      if (region === 'party') {
+        // The whole party lands within the group radius of its centre;
+        // every member's cooldown applies, and starts again on landing.
+        const now = Date.now()
+        for (const name of rtp.parties.members(player.username)) {
+          const last = rtp.cooldown.get(name)
+          const left = last === undefined ? 0 : last + cfg.cooldownMs - now
+          if (left > 0) return format(cfg.messages.cooldown, { seconds: Math.ceil(left / 1000) })
+        }
+        rtp.teleportParty(player, rtp.regionOf(player.world)).then(landed => {
+          for (const m of landed) rtp.cooldown.set(m.username, Date.now())
+        })
+        return
+      }
       if (region && cfg.regionPermission === 'op' && !player.op) return cfg.messages.denied
       if (rtp.active.has(player.username)) return cfg.messages.busy
       const last = rtp.cooldown.get(player.username)
@@ -209,6 +291,80 @@ module.exports.server = function (serv, settings) {
       })
     }
   })
+  // /party: invite, accept, leave, list. A party is what /rtp party
+  // teleports together. What went as asked is told; a refusal is the
+  // command's answer (flying-squid shows it in red).
+  serv.commands.add({
+    base: 'party',
+    info: 'form a party that /rtp party teleports together',
+    usage: '/party invite <player> | accept | leave | list',
+    onlyPlayer: true,
+    action (arg, ctx) {
+      const player = ctx.player
+      const me = player.username
+      const [verb = '', who = ''] = String(arg || '').trim().split(/\s+/)
+      const m = cfg.messages
+      switch (verb) {
+        case 'invite': {
+          const target = who && serv.getPlayer(who)
+          if (!target) return format(m.partyOffline, { player: who })
+          const r = rtp.parties.invite(me, target.username)
+          if (!r.ok) return partyRefusal(r, target.username)
+          tell(target, m.partyInvite, { player: me })
+          tell(player, m.partyInvited, { player: target.username })
+          return
+        }
+        case 'accept': {
+          const r = rtp.parties.accept(me)
+          if (!r.ok) return partyRefusal(r, me)
+          for (const name of r.members) {
+            const p = name !== me && serv.getPlayer(name)
+            if (p) tell(p, m.partyMemberJoined, { player: me })
+          }
+          tell(player, m.partyJoined, { player: r.leader })
+          return
+        }
+        case 'leave':
+          if (!leaveParty(player)) return m.partyNone
+          tell(player, m.partyLeft)
+          return
+        case 'list': {
+          const members = rtp.parties.members(me)
+          if (!members.length) return m.partyNone
+          tell(player, m.partyList, { members: members.join(', ') })
+          return
+        }
+      }
+      return m.partyUsage
+    }
+  })
+
+  // partyRefusal is the message of a party change refused (r from
+  // Parties), about player.
+  const partyRefusal = (r, player) => {
+    const m = cfg.messages
+    switch (r.why) {
+      case 'self': return m.partySelf
+      case 'not-leader': return format(m.partyNotLeader, { player: r.leader })
+      case 'taken': return format(m.partyTaken, { player })
+      case 'full': return format(m.partyFull, { max: r.max })
+      case 'no-invite': return m.partyNoInvite
+    }
+    return m.partyNone
+  }
+
+  // leaveParty takes player out of their party, telling the members left.
+  const leaveParty = (player) => {
+    const r = rtp.parties.leave(player.username)
+    if (!r.ok) return false
+    for (const name of r.left) {
+      const p = serv.getPlayer(name)
+      if (p) tell(p, cfg.messages.partyMemberLeft, { player: player.username })
+    }
+    return true
+  }
+  rtp.leaveParty = leaveParty
+
   log(`rtp: using ${cfg.url}${cfg.token ? ' with a token' : ''}; /rtp on region ${cfg.region}`)
 }
 
@@ -230,6 +386,7 @@ module.exports.player = function (player, serv) {
     if (firstJoin && rtp.cfg.placeNewPlayers) rtp.teleport(player, region, 'login')
   })
   player.on('disconnected', () => {
+    rtp.leaveParty(player)
     if (!region) return
     rtp.client.quit(region, player.username).catch(err => {
       if (err.code !== 'sink-disabled') serv.warn?.(`rtp: reporting ${player.username} quit failed: ${err.message}`)

@@ -280,7 +280,9 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, srv *server.Serve
 
 // engineBusy returns the map's Busy predicate for e: true while a region
 // is promoting, or holds a short sink and cold locations to fill it with
-// (promotions into short sinks come before any other background work).
+// (promotions into short sinks come before any other background work). A
+// group sink that backs off (its chunks had no room for a subspace) is
+// not waiting for cold locations, and does not count.
 func engineBusy(e *engine.Engine) func() bool {
 	return func() bool {
 		for _, name := range e.Regions() {
@@ -296,7 +298,7 @@ func engineBusy(e *engine.Engine) func() bool {
 				continue
 			}
 			for _, s := range p.Sinks {
-				if s.Fill < s.Capacity {
+				if s.Fill < s.Capacity && (s.Group == nil || s.Group.Backoff == 0) {
 					return true
 				}
 			}

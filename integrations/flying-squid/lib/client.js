@@ -86,6 +86,14 @@ class Client {
     return this.call('POST', `/v1/regions/${enc(region)}/teleports`, body, this.cfg.waitMs + this.cfg.timeoutMs)
   }
 
+  // groupTeleport asks for one place per player, all within the region's
+  // group radius of their centre: {locations: [{player, id, x, y, z,
+  // standY, ...}]}, in the order of players.
+  groupTeleport (region, players) {
+    const body = { players, waitMs: this.cfg.waitMs }
+    return this.call('POST', `/v1/regions/${enc(region)}/group-teleports`, body, this.cfg.waitMs + this.cfg.timeoutMs)
+  }
+
   complete (id) { return this.retried('POST', `/v1/teleports/${id}/complete`) }
   cancel (id) { return this.retried('DELETE', `/v1/teleports/${id}`) }
   join (region, player) { return this.retried('POST', `/v1/regions/${enc(region)}/players/${enc(player)}/join`) }

@@ -45,6 +45,11 @@ const defaults = Object.freeze({
   landTimeoutMs: 10000,
   // batchMs is how often changed chunks are sent.
   batchMs: 100,
+  // partySize bounds a party (/party invite): the rtp region's group
+  // size (sinks.group.max_size). inviteMs is how long an invitation
+  // stays open.
+  partySize: 8,
+  inviteMs: 60000,
   // Messages the player reads.
   messages: {
     unavailable: 'Random teleport is unavailable right now; try again in a moment.',
@@ -54,7 +59,25 @@ const defaults = Object.freeze({
     denied: 'You may not use this command.',
     unknownRegion: 'There is no region {region}.',
     failed: 'The teleport failed; try again in a moment.',
-    done: 'Teleported to {x}, {y}, {z}.'
+    done: 'Teleported to {x}, {y}, {z}.',
+    partyDone: 'Your party landed around {x}, {z}.',
+    partyNone: 'You are in no party: /party invite <player> makes one.',
+    partyBusy: '{player} is already on the way somewhere.',
+    partyTooLarge: 'Your party is too large to teleport together.',
+    partyUsage: 'Usage: /party invite <player> | accept | leave | list',
+    partyInvited: 'You invited {player}.',
+    partyInvite: '{player} invites you to their party: /party accept',
+    partyJoined: 'You joined the party of {player}.',
+    partyMemberJoined: '{player} joined your party.',
+    partyLeft: 'You left the party.',
+    partyMemberLeft: '{player} left the party.',
+    partyList: 'Party: {members}',
+    partyNoInvite: 'You have no open invitation.',
+    partyNotLeader: 'Only {player}, who leads your party, can invite.',
+    partyTaken: '{player} is in a party already.',
+    partyFull: 'Your party is full ({max} players).',
+    partyOffline: 'There is no player {player} online.',
+    partySelf: 'You cannot invite yourself.'
   }
 })
 
@@ -84,8 +107,11 @@ function load (settings = {}, env = process.env) {
   try { u = new URL(cfg.url) } catch { throw new Error(`rtp: url ${JSON.stringify(cfg.url)} is not a URL`) }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`rtp: url ${cfg.url}: want http or https`)
   cfg.url = cfg.url.replace(/\/+$/, '')
-  for (const k of ['cooldownMs', 'waitMs', 'timeoutMs', 'retries', 'backoffMs', 'landTimeoutMs', 'batchMs']) {
+  for (const k of ['cooldownMs', 'waitMs', 'timeoutMs', 'retries', 'backoffMs', 'landTimeoutMs', 'batchMs', 'inviteMs']) {
     if (!Number.isFinite(cfg[k]) || cfg[k] < 0) throw new Error(`rtp: ${k} ${JSON.stringify(cfg[k])}: want a number >= 0`)
+  }
+  if (!Number.isInteger(cfg.partySize) || cfg.partySize < 1 || cfg.partySize > 64) {
+    throw new Error(`rtp: partySize ${JSON.stringify(cfg.partySize)}: want an integer from 1 to 64`)
   }
   for (const k of ['permission', 'regionPermission']) {
     if (cfg[k] !== 'all' && cfg[k] !== 'op') throw new Error(`rtp: ${k} ${JSON.stringify(cfg[k])}: want "all" or "op"`)

@@ -11,6 +11,10 @@
 //   {"cmd":"lava","places":[[x,y,z],...]}  the first bot turns the block
 //       under each place to lava, then {"event":"done"} once the server has
 //       run every command.
+//   {"cmd":"party","size":n}  the first n bots form a party (the first
+//       invites, the others accept), then the first types /rtp party;
+//       each member's teleport is reported as for rtp, with "party":
+//       true, then {"event":"done"}.
 //
 // Environment: MC_PORT, MC_VERSION, BOTS (how many).
 
@@ -82,15 +86,31 @@ async function rtpOnce (bot, round) {
 
 // rtpAttempt runs /rtp once.
 async function rtpAttempt (bot, round) {
-  const from = bot.entity.position.clone()
-  const t0 = Date.now()
-  const r = { event: 'teleport', bot: bot.username, round }
-  const moved = until(bot, REPLY_MS, {
-    forcedMove: () => (bot.entity.position.distanceTo(from) > 2 ? { moved: true } : null),
-    messagestr: (m) => (/try again|may not|no region|already/i.test(m) ? { message: m } : null)
-  })
+  const w = watchTeleport(bot)
   bot.chat('/rtp')
-  const first = await moved
+  return settle(bot, round, w)
+}
+
+// watchTeleport starts watching bot for the teleport a command is about
+// to cause: a forced move away from where it stands, or the message the
+// plugin answers instead.
+function watchTeleport (bot) {
+  const from = bot.entity.position.clone()
+  return {
+    t0: Date.now(),
+    moved: until(bot, REPLY_MS, {
+      forcedMove: () => (bot.entity.position.distanceTo(from) > 2 ? { moved: true } : null),
+      messagestr: (m) => (/try again|may not|no region|already|no party|too large/i.test(m) ? { message: m } : null)
+    })
+  }
+}
+
+// settle reports what bot saw of the teleport w watches: where it landed,
+// how long after the command it stood on the ground, the damage taken and
+// any fluid met in the WATCH_MS after.
+async function settle (bot, round, w) {
+  const r = { event: 'teleport', bot: bot.username, round }
+  const first = await w.moved
   if (first.timeout) return { ...r, error: 'no teleport and no message in 15 s' }
   if (first.message) return { ...r, message: first.message }
   const target = bot.entity.position.clone()
@@ -98,10 +118,10 @@ async function rtpAttempt (bot, round) {
   const near = () => Math.abs(bot.entity.position.x - target.x) < 1.5 && Math.abs(bot.entity.position.z - target.z) < 1.5
   if (!(bot.entity.onGround && near())) {
     const landed = await until(bot, LAND_MS, { physicsTick: () => (bot.entity.onGround && near() ? { ok: true } : null) })
-    if (landed.timeout) return { ...r, onGround: false, landMs: Date.now() - t0, error: 'not on the ground within 5 s' }
+    if (landed.timeout) return { ...r, onGround: false, landMs: Date.now() - w.t0, error: 'not on the ground within 5 s' }
   }
   r.onGround = true
-  r.landMs = Date.now() - t0
+  r.landMs = Date.now() - w.t0
   r.ground = bot.blockAt(bot.entity.position.offset(0, -0.5, 0))?.name || ''
   const health = bot.health
   let minHealth = health
@@ -116,6 +136,36 @@ async function rtpAttempt (bot, round) {
   r.damage = health - minHealth
   r.fluid = fluid
   return r
+}
+
+// command has bot type cmd and resolves to the first message matching
+// want, or throws after REPLY_MS.
+async function command (bot, cmd, want) {
+  const reply = until(bot, REPLY_MS, { messagestr: (m) => (want.test(m) ? { message: m } : null) })
+  bot.chat(cmd)
+  const r = await reply
+  if (r.timeout) throw new Error(`${bot.username}: no answer matching ${want} to ${cmd}`)
+  return r.message
+}
+
+// party forms a party of members (the first leads: it invites each, who
+// accepts), has the leader type /rtp party, and reports every member's
+// teleport.
+async function party (members) {
+  const [leader, ...rest] = members
+  for (const b of rest) {
+    const invited = until(b, REPLY_MS, { messagestr: (m) => (/invites you/.test(m) ? { ok: true } : null) })
+    await command(leader, `/party invite ${b.username}`, /You invited/)
+    if ((await invited).timeout) throw new Error(`${b.username} got no invitation`)
+    await command(b, '/party accept', /You joined the party/)
+  }
+  const list = await command(leader, '/party list', /Party: /)
+  out({ event: 'party', members: list.slice(list.indexOf('Party: ') + 7).split(', ') })
+  const ws = members.map(b => watchTeleport(b))
+  leader.chat('/rtp party')
+  const rs = await Promise.all(members.map((b, i) => settle(b, 0, ws[i])))
+  for (const r of rs) out({ ...r, party: true })
+  for (const b of members) await command(b, '/party leave', /left the party|no party/)
 }
 
 async function main () {
@@ -136,6 +186,12 @@ async function main () {
           if (r.error) break
         }
       }))
+    } else if (cmd.cmd === 'party') {
+      try {
+        await party(bots.slice(0, cmd.size))
+      } catch (err) {
+        out({ event: 'error', error: String(err && err.message) })
+      }
     } else if (cmd.cmd === 'lava') {
       const bot = bots[0]
       for (const [x, y, z] of cmd.places) bot.chat(`/setblock ${x} ${y - 1} ${z} lava`)

@@ -45,6 +45,10 @@ type Location struct {
 	Stage string `json:"stage,omitempty"`
 	Sink  string `json:"sink"`
 	At    string `json:"at,omitempty"`
+	// Group and Radius: a place of a cached group subspace (see
+	// webmap.CachedLocation).
+	Group  int `json:"group,omitempty"`
+	Radius int `json:"radius,omitempty"`
 }
 
 // Claim is a claim of the fake.
@@ -122,6 +126,10 @@ func NewFake(static fs.FS) (*Fake, error) {
 		{X: 100, Y: 70, Z: 50, Stage: "hot", Sink: "general"},
 		{X: -120, Y: 64, Z: 80, Stage: "cold", Sink: "general"},
 		{X: 30, Y: 90, Z: -140, Stage: "hot", Sink: "login"},
+		// One group subspace of three places.
+		{X: 200, Y: 70, Z: 200, Stage: "hot", Sink: "group/8@8", Group: 1, Radius: 8},
+		{X: 202, Y: 70, Z: 201, Stage: "hot", Sink: "group/8@8", Group: 1, Radius: 8},
+		{X: 201, Y: 71, Z: 203, Stage: "hot", Sink: "group/8@8", Group: 1, Radius: 8},
 	}
 	f.Delivery = []Location{
 		{X: 10, Y: 70, Z: 10, Sink: "general", At: "2025-01-01T00:00:00Z"},

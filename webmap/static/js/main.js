@@ -53,7 +53,7 @@ const stats = {
   requests: { tile: 0, mesh: 0, json: 0 },
   tiles: { fromArchive: 0, fromNetwork: 0, errors: 0 },
   coarse: { zoom: null, visible: 0, ready: 0, fromArchive: 0, fromNetwork: 0, errors: 0 },
-  drawn: { tiles: 0, memoryCells: 0, probationCells: 0, cachedMarkers: 0, deliveries: 0, claims: 0 },
+  drawn: { tiles: 0, memoryCells: 0, probationCells: 0, cachedMarkers: 0, subspaces: 0, deliveries: 0, claims: 0 },
   visibleTiles: 0,
   readyTiles: 0,
   errors: [],
@@ -394,7 +394,7 @@ function drawOverlay() {
   const ctx = octx;
   ctx.clearRect(0, 0, state.width, state.height);
   const d = stats.drawn;
-  d.memoryCells = d.probationCells = d.cachedMarkers = d.deliveries = d.claims = 0;
+  d.memoryCells = d.probationCells = d.cachedMarkers = d.subspaces = d.deliveries = d.claims = 0;
   const r = regionInfo();
   const s = bpp();
   const inView = (x, y, pad = 0) => x >= -pad && y >= -pad && x <= state.width + pad && y <= state.height + pad;
@@ -446,6 +446,29 @@ function drawOverlay() {
 
   if (state.layers.cached) {
     const dense = s > 2;
+    // A group subspace: its places share l.group. A dashed ring round
+    // their centre shows the group radius any group served from it keeps.
+    const groups = new Map();
+    for (const l of state.cached.locations) {
+      if (!l.group) continue;
+      const g = groups.get(l.group) || { x: 0, z: 0, n: 0, radius: l.radius || 0, sink: l.sink };
+      g.x += l.x + 0.5; g.z += l.z + 0.5; g.n++;
+      groups.set(l.group, g);
+    }
+    ctx.save();
+    ctx.setLineDash([4, 3]);
+    ctx.lineWidth = 1.5;
+    for (const g of groups.values()) {
+      const [x, y] = toScreen(g.x / g.n, g.z / g.n);
+      const r = Math.max(g.radius / s, 3);
+      if (!inView(x, y, r + 4)) continue;
+      ctx.beginPath();
+      ctx.arc(x, y, r, 0, Math.PI * 2);
+      ctx.strokeStyle = sinkColour(g.sink);
+      ctx.stroke();
+      d.subspaces++;
+    }
+    ctx.restore();
     for (const l of state.cached.locations) {
       const [x, y] = toScreen(l.x + 0.5, l.z + 0.5);
       if (!inView(x, y, 4)) continue;
@@ -737,7 +760,8 @@ function showInspect(b) {
   row(dl, 'reason', b.reason || '—');
   row(dl, 'memory', b.memory ? `${b.memory.cause} (${b.memory.state}, ${fmtTTL(b.memory.ttlLeft)})` : 'none');
   const cached = b.cached || [];
-  row(dl, 'cached', cached.length ? cached.map((c) => `${c.stage}/${c.sink} at ${c.x}, ${c.y}, ${c.z}`).join('; ') : 'none');
+  const where = (c) => `${c.stage}/${c.sink}${c.group ? ` (group subspace, radius ${c.radius})` : ''} at ${c.x}, ${c.y}, ${c.z}`;
+  row(dl, 'cached', cached.length ? cached.map(where).join('; ') : 'none');
 }
 
 // ------------------------------------------------------------------- 3-D

@@ -51,6 +51,26 @@ test('client: a teleport sends the token and the headers, and decodes the place'
   assert.deepStrictEqual(seen, { method: 'POST', url: '/v1/regions/my%20region/teleports', auth: 'Bearer tok', ct: 'application/json', body: { player: 'alice', waitMs: 100 } })
 })
 
+test('client: a group teleport sends the players in order and decodes their places', async (t) => {
+  let seen
+  const { url, srv } = await serve((req, body, res) => {
+    seen = { method: req.method, url: req.url, body: JSON.parse(body) }
+    res.writeHead(200, { 'Content-Type': 'application/json' })
+    res.end('{"locations":[{"player":"b","id":8,"x":1,"y":64,"z":2,"standY":64},{"player":"a","id":9,"x":2,"y":64,"z":2,"standY":64}]}')
+  })
+  t.after(() => srv.close())
+  const c = new Client({ ...base, url })
+  const g = await c.groupTeleport('r', ['b', 'a'])
+  assert.deepStrictEqual(g.locations.map(l => [l.player, l.id]), [['b', 8], ['a', 9]])
+  assert.deepStrictEqual(seen, { method: 'POST', url: '/v1/regions/r/group-teleports', body: { players: ['b', 'a'], waitMs: 100 } })
+})
+
+test('config: party size', () => {
+  assert.strictEqual(config.load({}, {}).partySize, 8)
+  assert.throws(() => config.load({ partySize: 0 }, {}), /partySize/)
+  assert.throws(() => config.load({ partySize: 2.5 }, {}), /partySize/)
+})
+
 test('client: error kinds', async (t) => {
   let status = 503
   let code = 'no-location'
