@@ -61,7 +61,7 @@ type Config struct {
 	// chunk loads and checks of promotions; the location writer's
 	// transactions) running at once across every region while rtp
 	// serves, which is also paced while requests come (see
-	// pipeline.Gate), in
+	// pacer.Gate), in
 	// [0, MaxScreenWorkers]. 0: one fewer than the processors Go uses
 	// (GOMAXPROCS), at least 1, so that one is always free to answer
 	// requests. rtp pregen and rtp pick answer none and use them all.

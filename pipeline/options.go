@@ -11,6 +11,7 @@ import (
 	"github.com/rtpengine/rtp/geom"
 	leasestore "github.com/rtpengine/rtp/lease"
 	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/pacer"
 	"github.com/rtpengine/rtp/stage"
 	"github.com/rtpengine/rtp/verify"
 	"github.com/rtpengine/rtp/world"
@@ -231,9 +232,9 @@ type Options struct {
 	// the load and check of promotions) a few at a time, shared with
 	// every other pipeline and persister holding the same gate,
 	// promotions first, and paces it while requests come and the sinks
-	// hold their quotas (see Gate). Default nil: Budget.MaxScreens and
+	// hold their quotas (see pacer.Gate). Default nil: Budget.MaxScreens and
 	// Budget.MaxPromotions are the only bounds.
-	Gate *Gate
+	Gate *pacer.Gate
 
 	// BacklogCapacity bounds the backlog. Default 256.
 	BacklogCapacity int

@@ -371,7 +371,7 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 	p.pulseMu.Lock()
 	defer p.pulseMu.Unlock()
-	p.opts.Gate.drop(p)
+	p.opts.Gate.Forget(p)
 	p.cancel()
 	// A kick's round under way finishes starting its promotions (they see
 	// the context ended) before the wait; later kicks see closed.
