@@ -488,7 +488,7 @@ type NetworkSink struct {
 	// Lease is how long a token holds its place. Default 1m.
 	Lease time.Duration `yaml:"lease"`
 	// SecretFile names a file holding the secret that keys the tokens (at
-	// least pipeline.MinSecretLen bytes; surrounding whitespace is
+	// least lease/token.MinSecretLen bytes; surrounding whitespace is
 	// trimmed). Servers of one network share it. Relative to the working
 	// directory. Default "": the data directory's network-secret file,
 	// made with 32 random bytes (mode 0600) at the first start, so tokens

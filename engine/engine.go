@@ -165,8 +165,8 @@ type Engine struct {
 	archivesFound []string
 	// leases is the network lease store: the one a fleet shares, or a
 	// single node's in its locations database (nil: each network sink
-	// keeps its leases in memory); leasesCloser closes it (nil: nothing
-	// to close).
+	// keeps its leases in a lease/local store in memory, the pipeline's
+	// default); leasesCloser closes it (nil: nothing to close).
 	leases       lease.Store
 	leasesCloser io.Closer
 	node         string // this node's name in the leases it grants

@@ -114,7 +114,7 @@ func (p *Pipeline) keepTime(now time.Time) {
 
 	// 2. Leases.
 	if p.network != nil {
-		p.network.expire(now)
+		p.network.schedule(now)
 	}
 }
 

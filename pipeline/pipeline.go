@@ -165,7 +165,7 @@ func New(opts Options) (*Pipeline, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.network, err = newNetworkSink(pool, nc.Secret, nc.LeaseTTL); err != nil {
+		if p.network, err = newNetworkSink(pool, nc); err != nil {
 			return nil, err
 		}
 	}
