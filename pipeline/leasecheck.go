@@ -153,7 +153,8 @@ func (n *NetworkSink) settle(t token.Token, l *hold, due bool) bool {
 // went at the grant. On Clear the leases are released in the store
 // too (best effort, within one store timeout), so that no node hands out
 // a location cleared here; on Close they are kept, redeemable through the
-// other nodes.
+// other nodes sharing the store, or after a restart when the store
+// outlives the process (a journaled lease/local store).
 func (n *NetworkSink) closeLeases() {
 	n.mu.Lock()
 	var tokens []token.Token
