@@ -689,9 +689,9 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 		if popts.Network.Secret, err = e.networkSecret(rs.Sinks.Network); err != nil {
 			return nil, fmt.Errorf("engine: region %q: %w", name, err)
 		}
-		if e.leases != nil {
-			popts.Network.Leases, popts.Network.Node = e.leases, e.node
-		}
+		// Without a store of the engine's (a fleet node on PostgreSQL
+		// without Redis), the pipeline keeps the leases in memory.
+		popts.Network.Leases, popts.Network.Node = e.leases, e.node
 	}
 	if r.pipe, err = pipeline.New(popts); err != nil {
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
