@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/rtpengine/rtp/geom"
-	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/lease/token"
 	"github.com/rtpengine/rtp/terrain/archive"
 	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/world/anvil"
@@ -81,7 +81,7 @@ func (n NetworkSink) Secret() ([]byte, error) {
 	if n.SecretFile == "" {
 		return nil, nil
 	}
-	b, err := readSecret(n.SecretFile, pipeline.MinSecretLen)
+	b, err := readSecret(n.SecretFile, token.MinSecretLen)
 	if err != nil {
 		return nil, fmt.Errorf("config: network secret_file: %w", err)
 	}

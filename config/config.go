@@ -63,7 +63,7 @@ type Config struct {
 	// chunk loads and checks of promotions; the location writer's
 	// transactions) running at once across every region while rtp
 	// serves, which is also paced while requests come (see
-	// pipeline.Gate), in
+	// pacer.Gate), in
 	// [0, MaxScreenWorkers]. 0: one fewer than the processors Go uses
 	// (GOMAXPROCS), at least 1, so that one is always free to answer
 	// requests. rtp pregen and rtp pick answer none and use them all.
@@ -464,7 +464,7 @@ type NetworkSink struct {
 	// Lease is how long a token holds its place. Default 1m.
 	Lease time.Duration `yaml:"lease"`
 	// SecretFile names a file holding the secret that keys the tokens (at
-	// least pipeline.MinSecretLen bytes; surrounding whitespace is
+	// least lease/token.MinSecretLen bytes; surrounding whitespace is
 	// trimmed). Servers of one network share it. Relative to the working
 	// directory. Default "": the data directory's network-secret file,
 	// made with 32 random bytes (mode 0600) at the first start, so tokens

@@ -47,7 +47,7 @@
 // (Options.ScreenWorkers over Spec.ScreenWorkers: by default GOMAXPROCS-1
 // lanes) that admits the refill's processor work, promotions before
 // screenings, and paces it while requests come and the sinks hold their
-// quotas (see pipeline.Gate), so the refill never takes every processor
+// quotas (see pacer.Gate), so the refill never takes every processor
 // from the requests nor holds one for long, and never starves a sink
 // while it screens. Run then drives
 // every region: one pulse loop per region (Region.Pulse period) calling

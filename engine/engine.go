@@ -22,6 +22,7 @@ import (
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/lease"
 	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/pacer"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/terrain/archive"
@@ -84,7 +85,7 @@ type Options struct {
 	// ScreenWorkers is the number of lanes of the gate that admits and
 	// paces the refill's processor work (screenings, promotions' loads
 	// and checks, the SQLite location writer's transactions) across every
-	// region (see pipeline.Gate). Default 0: Spec.ScreenWorkers,
+	// region (see pacer.Gate). Default 0: Spec.ScreenWorkers,
 	// whose 0 is one fewer than GOMAXPROCS, at least 1, so
 	// that a processor is always free to answer requests while the caches
 	// fill; negative: no gate, so no pacing and no bound but each
@@ -105,7 +106,7 @@ type Options struct {
 
 // refillGate returns the gate for Options.ScreenWorkers (opt) over
 // Spec.ScreenWorkers (cfg).
-func refillGate(opt, cfg int) *pipeline.Gate {
+func refillGate(opt, cfg int) *pacer.Gate {
 	n := opt
 	if n == 0 {
 		n = cfg
@@ -116,7 +117,7 @@ func refillGate(opt, cfg int) *pipeline.Gate {
 	case n == 0:
 		n = runtime.GOMAXPROCS(0) - 1
 	}
-	return pipeline.NewGate(n)
+	return pacer.New(n)
 }
 
 func (o Options) withDefaults() Options {
@@ -169,8 +170,8 @@ type Engine struct {
 	diskWarnings     []string
 	// leases is the network lease store: the one a fleet shares, or a
 	// single node's in its locations database (nil: each network sink
-	// keeps its leases in memory); leasesCloser closes it (nil: nothing
-	// to close).
+	// keeps its leases in a lease/local store in memory, the pipeline's
+	// default); leasesCloser closes it (nil: nothing to close).
 	leases       lease.Store
 	leasesCloser io.Closer
 	node         string // this node's name in the leases it grants
@@ -188,8 +189,8 @@ type Engine struct {
 	running  atomic.Bool
 	runDone  chan struct{} // closed when Run returns
 
-	gate *pipeline.Gate // shared by every region's pipeline
-	out  handouts       // locations handed out, until Complete, Cancel or their lifespan
+	gate *pacer.Gate // shared by every region's pipeline
+	out  handouts    // locations handed out, until Complete, Cancel or their lifespan
 
 	reloadMu sync.Mutex
 	// reloadMu protects the following field (New writes it before the
@@ -712,9 +713,9 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 		if popts.Network.Secret, err = e.networkSecret(rs.Sinks.Network); err != nil {
 			return nil, fmt.Errorf("engine: region %q: %w", name, err)
 		}
-		if e.leases != nil {
-			popts.Network.Leases, popts.Network.Node = e.leases, e.node
-		}
+		// Without a store of the engine's (a fleet node on PostgreSQL
+		// without Redis), the pipeline keeps the leases in memory.
+		popts.Network.Leases, popts.Network.Node = e.leases, e.node
 	}
 	if r.pipe, err = pipeline.New(popts); err != nil {
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
@@ -784,7 +785,7 @@ func (e *Engine) Region(name string) *Region { return e.regions[name] }
 func (e *Engine) Regions() []string { return slices.Clone(e.names) }
 
 // RefillStats describe the gate every region's refill work goes through
-// (see pipeline.Gate): how many units it admits at once and how its lanes
+// (see pacer.Gate): how many units it admits at once and how its lanes
 // rested while requests came.
 type RefillStats struct {
 	// Lanes is how many units of refill work run at once; 0 when the

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/pacer"
 )
 
 func TestScreenGate(t *testing.T) {
@@ -27,7 +27,7 @@ func TestScreenGate(t *testing.T) {
 
 // TestRefillStats: Refill reports the gate's size and its rests.
 func TestRefillStats(t *testing.T) {
-	e := &Engine{gate: pipeline.NewPacedGate(2, pipeline.Pacing{Quantum: time.Nanosecond, Rest: time.Microsecond, Linger: time.Hour})}
+	e := &Engine{gate: pacer.NewWithPacing(2, pacer.Pacing{Quantum: time.Nanosecond, Rest: time.Microsecond, Linger: time.Hour})}
 	if st := e.Refill(); st.Lanes != 2 || st.Rests != 0 || st.Rested != 0 {
 		t.Fatalf("Refill of a new gate = %+v, want 2 lanes, no rests", st)
 	}

@@ -21,7 +21,8 @@ import (
 // crash is still redeemable after it, and one redeemed is never redeemed
 // again (it is refused as redeemed, or once too old as expired). It
 // returns nil for a fleet node on PostgreSQL without a lease store: its
-// network sinks keep their leases in memory.
+// network sinks keep their leases in memory (the pipeline's default
+// lease/local store).
 //
 // The store needs no closing: it writes through the database, which the
 // engine closes after the pipelines.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	leasetoken "github.com/rtpengine/rtp/lease/token"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/stage"
 )
@@ -194,7 +195,7 @@ func (e *Engine) ReserveWait(ctx context.Context, region, token string, wait tim
 	if e.stopped() {
 		return Reservation{}, &Error{Region: region, Sink: SinkNetwork, Reason: ReasonShutdown}
 	}
-	t := pipeline.Token(token)
+	t := leasetoken.Token(token)
 	if token == "" {
 		t = n.NewToken()
 	}
@@ -252,7 +253,7 @@ func (e *Engine) Redeem(region, token string) (Location, error) {
 // redeem redeems token for player ("" when the call names none) through
 // the pipeline's Take, which does not wait for a token.
 func (e *Engine) redeem(r *Region, token, player string, start time.Time) (Location, error) {
-	h, sink, err := r.pipe.Take(context.Background(), pipeline.Request{Player: player, Token: pipeline.Token(token)})
+	h, sink, err := r.pipe.Take(context.Background(), pipeline.Request{Player: player, Token: leasetoken.Token(token)})
 	if err != nil {
 		return Location{}, takeError(r, Request{Player: player, Token: token}, sink, err)
 	}
@@ -275,7 +276,7 @@ func (e *Engine) Release(region, token string) error {
 	if err != nil {
 		return err
 	}
-	switch err := n.ReleaseLease(pipeline.Token(token)); {
+	switch err := n.ReleaseLease(leasetoken.Token(token)); {
 	case err == nil:
 		return nil
 	case errors.Is(err, pipeline.ErrLeaseStore):

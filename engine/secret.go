@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/lease/token"
 )
 
 // NetworkSecretFile is the file, in the data folder, holding the secret
@@ -31,8 +31,8 @@ const maxNetworkSecretFile = 4 << 10
 // its Secret, or else the data folder's NetworkSecretFile.
 func (e *Engine) networkSecret(n NetworkSpec) ([]byte, error) {
 	if n.Secret != nil {
-		if len(n.Secret) < pipeline.MinSecretLen {
-			return nil, fmt.Errorf("engine: network secret: shorter than %d bytes", pipeline.MinSecretLen)
+		if len(n.Secret) < token.MinSecretLen {
+			return nil, fmt.Errorf("engine: network secret: shorter than %d bytes", token.MinSecretLen)
 		}
 		return bytes.Clone(n.Secret), nil
 	}
@@ -94,7 +94,7 @@ func loadOrCreateSecret(path string) ([]byte, error) {
 	return secret, nil
 }
 
-// readSecretFile reads a secret file: at least pipeline.MinSecretLen and
+// readSecretFile reads a secret file: at least token.MinSecretLen and
 // at most maxNetworkSecretFile bytes, used as they are.
 func readSecretFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
@@ -108,8 +108,8 @@ func readSecretFile(path string) ([]byte, error) {
 		return nil, err
 	case len(b) > maxNetworkSecretFile:
 		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxNetworkSecretFile)
-	case len(b) < pipeline.MinSecretLen:
-		return nil, fmt.Errorf("%s: %d bytes, shorter than %d (delete it to make a new one; tokens minted under it are then refused)", path, len(b), pipeline.MinSecretLen)
+	case len(b) < token.MinSecretLen:
+		return nil, fmt.Errorf("%s: %d bytes, shorter than %d (delete it to make a new one; tokens minted under it are then refused)", path, len(b), token.MinSecretLen)
 	case bytes.Count(b, []byte{0}) == len(b):
 		return nil, fmt.Errorf("%s: all zero bytes (delete it to make a new one)", path)
 	}

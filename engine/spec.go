@@ -320,7 +320,7 @@ type NetworkSpec struct {
 	// Lease is how long a token holds its place. Default
 	// pipeline.DefaultLeaseTTL.
 	Lease time.Duration
-	// Secret keys the tokens: at least pipeline.MinSecretLen bytes, the
+	// Secret keys the tokens: at least lease/token.MinSecretLen bytes, the
 	// same on every server of one network. Default nil: the data folder's
 	// NetworkSecretFile, made at the first start.
 	Secret []byte

@@ -10,7 +10,8 @@
 // lease/redis keeps them in Redis, so that a token reserved through any
 // node of a fleet can be redeemed through any other, even after the
 // granting node died. Package lease/leasetest checks an implementation
-// against the contract.
+// against the contract. Package lease/token mints and verifies the
+// tokens a network sink keys its leases by.
 //
 // # Contract
 //

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/pacer"
 )
 
 // Pulse does one bounded round of the region's background work, in this
@@ -91,7 +92,7 @@ func (p *Pipeline) Housekeep(ctx context.Context) error {
 	// A paused pipeline refills nothing, between pulses either (kick),
 	// and must not hold the gate's pacing off for the others.
 	p.housekeeping.Store(true)
-	p.setFill(fullFill, false)
+	p.setFill(pacer.Full, false)
 	p.pulseMu.Unlock()
 	p.notifyTransfers()
 	return nil
@@ -116,12 +117,12 @@ func (p *Pipeline) keepTime(now time.Time) {
 
 	// 2. Leases.
 	if p.network != nil {
-		p.network.expire(now)
+		p.network.schedule(now)
 	}
 }
 
 // fill tells whether the pipeline's sinks hold their quotas, as the gate
-// paces by (see Gate): fullFill when every sink's entries and the
+// paces by (see pacer.Gate): pacer.Full when every sink's entries and the
 // promotions in flight into it reach its quota and cold holds the next
 // refill (paced), 0 otherwise. Below that the refill is behind demand, or
 // soon will be, and the gate does not pace. starved tells whether the
@@ -147,7 +148,7 @@ func (p *Pipeline) fill() (f int32, starved bool) {
 	if !paced(need, cold, total, rate) {
 		return 0, need > cold
 	}
-	return fullFill, false
+	return pacer.Full, false
 }
 
 // paceReserve is how much of the sinks' demand cold must hold for the
@@ -170,10 +171,10 @@ func paced(need, cold, total int, rate float64) bool {
 	return need == 0 && float64(cold) >= reserve
 }
 
-// setFill tells the gate how full the pipeline's sinks are (fullFill:
+// setFill tells the gate how full the pipeline's sinks are (pacer.Full:
 // holding nothing back) and whether the refill starves. Called under
 // pulseMu.
-func (p *Pipeline) setFill(f int32, starved bool) { p.opts.Gate.report(p, f, starved) }
+func (p *Pipeline) setFill(f int32, starved bool) { p.opts.Gate.Report(p, f, starved) }
 
 // pulse is the body of Pulse, under pulseMu.
 func (p *Pipeline) pulse() error {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/lease/token"
 )
 
 // TestHysteresis: a capacity cut inside the minimum residence window evicts
@@ -254,13 +255,16 @@ func TestNetworkSink(t *testing.T) {
 		e.fill(20, func() bool { return n.Len() == 2 })
 
 		t1, t2 := n.NewToken(), n.NewToken()
-		if t1 == t2 || len(t1) != tokenTextLen {
-			t.Fatalf("tokens %q %q: want distinct %d-character tokens", t1, t2, tokenTextLen)
+		if t1 == t2 || len(t1) != token.TextLen {
+			t.Fatalf("tokens %q %q: want distinct %d-character tokens", t1, t2, token.TextLen)
 		}
 		forged := []byte(t1)
 		forged[10] ^= 1
-		other, _ := newNetworkSink(n.pool, []byte("another secret of the network"), time.Minute)
-		for _, bad := range []Token{"", "abc", Token(forged), other.NewToken(), t1 + "A"} {
+		other, err := token.New([]byte("another secret of the network"), e.p.opts.Region, n.Name(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []token.Token{"", "abc", token.Token(forged), other.Mint(), t1 + "A"} {
 			if _, err := n.Reserve(bad); !errors.Is(err, ErrInvalidToken) {
 				t.Errorf("Reserve(%q) = %v, want ErrInvalidToken", bad, err)
 			}
@@ -274,8 +278,8 @@ func TestNetworkSink(t *testing.T) {
 		if err != nil || again != loc || n.Len() != 1 || n.Leased() != 1 {
 			t.Fatalf("second Reserve: %+v, %v, pool %d, leased %d; want the same location, one lease", again, err, n.Len(), n.Leased())
 		}
-		if e.pers.counts()[loc] != 1 {
-			t.Fatal("leasing a location removed its row")
+		if e.pers.counts()[loc] != 0 {
+			t.Fatal("a leased location kept its row: a restart could serve it while the lease holds it")
 		}
 		h, err := n.Redeem(t1)
 		if err != nil || h.Location != loc || !h.live() {
@@ -295,27 +299,29 @@ func TestNetworkSink(t *testing.T) {
 			t.Fatalf("Redeem of an unreserved token = %v, want ErrUnknownToken", err)
 		}
 
-		// Release returns the entry to the pool.
+		// Release returns the entry to the pool (without its row, which
+		// went at the grant).
 		e.fill(20, func() bool { return n.Len() == 2 })
-		if _, err := n.Reserve(t2); err != nil {
+		loc2, err := n.Reserve(t2)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if !n.Release(t2) || n.Len() != 2 || n.Leased() != 0 || n.Release(t2) {
 			t.Fatalf("Release: pool %d, leased %d", n.Len(), n.Leased())
 		}
 
-		// Expiry with room in the pool: back to the pool.
+		// Expiry with room in the pool: back to the pool at the next
+		// pulse, the lease released in the store.
 		t3 := n.NewToken()
-		if _, err := n.Reserve(t3); err != nil {
+		loc3, err := n.Reserve(t3)
+		if err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(31 * time.Second)
-		if _, err := n.Redeem(t3); !errors.Is(err, ErrLeaseExpired) {
-			t.Fatalf("Redeem after expiry = %v, want ErrLeaseExpired", err)
+		if _, err := n.Reserve(t3); !errors.Is(err, ErrLeaseExpired) {
+			t.Fatalf("Reserve after expiry = %v, want ErrLeaseExpired", err)
 		}
-		if err := e.p.Pulse(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		e.cycle()
 		if n.Len() != 2 || n.Leased() != 0 {
 			t.Fatalf("expired lease: pool %d, leased %d; want it back in the pool", n.Len(), n.Leased())
 		}
@@ -337,7 +343,8 @@ func TestNetworkSink(t *testing.T) {
 		// Expiry with the pool full: demoted to cold, its reservation
 		// closed.
 		t4 := n.NewToken()
-		if _, err := n.Reserve(t4); err != nil {
+		loc4, err := n.Reserve(t4)
+		if err != nil {
 			t.Fatal(err)
 		}
 		e.fill(20, func() bool { return n.Len() == 2 })
@@ -347,7 +354,15 @@ func TestNetworkSink(t *testing.T) {
 		if n.Len() != 2 || n.Leased() != 0 || e.p.Stats().Demotions != dem+1 || e.res.Stats().Closed < closed+1 {
 			t.Fatalf("expired lease, full pool: pool %d, leased %d, demotions +%d", n.Len(), n.Leased(), e.p.Stats().Demotions-dem)
 		}
-		e.checkRows("end")
+		// The leased locations came back without their rows; every other
+		// location has exactly its row.
+		rows := e.pers.counts()
+		for _, l := range []Location{loc2, loc3, loc4} {
+			if rows[l] != 0 {
+				t.Errorf("%+v, leased and back, has %d rows; want none", l, rows[l])
+			}
+		}
+		e.checkRowsLeased("end", map[Location]bool{loc2: true, loc3: true, loc4: true})
 	})
 }
 
@@ -397,7 +412,7 @@ func TestPersonalSink(t *testing.T) {
 // of 2 and a 30 s lease TTL, fills the sink, leases one entry and lets 31 s
 // pass: the lease is past its end, and no pulse has ended it yet. more, if
 // set, changes the options further.
-func endedLease(t *testing.T, more func(*Options)) (*env, *NetworkSink, Token) {
+func endedLease(t *testing.T, more func(*Options)) (*env, *NetworkSink, token.Token) {
 	t.Helper()
 	e := newEnv(t, envConfig{realTime: true, opts: func(o *Options) {
 		o.Network = NetworkConfig{Enabled: true, Capacity: 2, Secret: []byte("0123456789abcdef-network"), LeaseTTL: 30 * time.Second}

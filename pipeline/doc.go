@@ -119,13 +119,13 @@
 //     pulse's own round (a quota that rose, a reload). A network lease
 //     taken leaves its pool to the next pulse or kick.
 //   - A promotion promises its turn of Options.Gate when it starts
-//     (Gate.Promise). While any promotion is promised or waits for a turn,
+//     (pacer.Gate.Promise). While any promotion is promised or waits for a turn,
 //     the gate admits no screening, and a lane given back goes to urgent
 //     work first (promotions, and the location writer's transactions,
 //     which carry the hot marks a promoted entry waits for): a promotion
 //     waits at most for the units already running, never for queued
 //     screenings. TestPromotionsGoFirst pins it.
-//   - Pacing (Gate: Pacing) applies only while requests come and every
+//   - Pacing (pacer.Gate: Pacing) applies only while requests come and every
 //     pipeline holding the gate reports each sink at its quota, counting
 //     its promotions in flight, with cold holding the next refill: the
 //     smaller of the quotas' sum and a second of the sinks' demand. A sink
@@ -133,7 +133,7 @@
 //     promotions included.
 //   - While a sink lacks more places than cold holds, the refill waits on
 //     screening and the requests on the refill: the gate then admits as
-//     many screenings again on surge lanes (Gate: Surge).
+//     many screenings again on surge lanes (pacer.Gate: Surge).
 //   - The group sink comes last: its promotions start only once every
 //     single-target sink has all it needs, count in neither pacing nor
 //     surge (a world with little room for groups never keeps the gate
@@ -144,7 +144,7 @@
 // waits for them and Close stops them. Options.Gate, shared by pipelines
 // and the persister's writer, admits their processor work a few units at
 // a time, so a process that also answers requests keeps a processor for
-// them (see Gate). Options.OnPromote tells of every entry that lands in a
+// them (see pacer.Gate). Options.OnPromote tells of every entry that lands in a
 // sink (promotion, transfer, a network lease coming back), outside every
 // lock, so a request waiting on an empty sink can retry at once rather
 // than at the next pulse.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/pacer"
 	"github.com/rtpengine/rtp/stage"
 	"github.com/rtpengine/rtp/verify"
 	"github.com/rtpengine/rtp/world"
@@ -47,7 +48,7 @@ func (p *Pipeline) startGroup(g *GroupSink) bool {
 // sink) on a location already taken out of cold, and deals with a
 // rejection as promoteOne does; a location around which no subspace fits
 // goes back to cold and backs g's refill off.
-func (p *Pipeline) promoteGroupOne(ctx context.Context, g *GroupSink, loc Location, turn *Promise) (*Subspace, bool) {
+func (p *Pipeline) promoteGroupOne(ctx context.Context, g *GroupSink, loc Location, turn *pacer.Promise) (*Subspace, bool) {
 	defer turn.Cancel()
 	var v verdict
 	tr := stage.Transition[Location, *Subspace]{
@@ -84,7 +85,7 @@ type column struct {
 // near it on the resident chunk, ask the verifiers, then give each place
 // its own reservation. Whatever it reserved it closes itself unless it
 // returns a promotion.
-func (p *Pipeline) promoteGroup(ctx context.Context, g *GroupSink, loc Location, promised *Promise, v *verdict) (out stage.Outcome[*Subspace], err error) {
+func (p *Pipeline) promoteGroup(ctx context.Context, g *GroupSink, loc Location, promised *pacer.Promise, v *verdict) (out stage.Outcome[*Subspace], err error) {
 	if cause, bad := p.opts.Memory.CauseAt(loc.Index); bad {
 		v.cause, v.known = cause, true
 		return stage.Rejected[*Subspace](reasonFor(cause), "memory holds the chunk as rejected: "+cause.String()), nil

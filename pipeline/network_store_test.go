@@ -17,6 +17,7 @@ import (
 	leasestore "github.com/rtpengine/rtp/lease"
 	"github.com/rtpengine/rtp/lease/local"
 	leaseredis "github.com/rtpengine/rtp/lease/redis"
+	"github.com/rtpengine/rtp/lease/token"
 )
 
 // Tests of the network sink in fleet mode: two pipelines, nodes "a" and
@@ -134,9 +135,6 @@ func newFleet(t *testing.T, be fleetBackend) *fleet {
 	f.a = fleetNode(t, be, "a", 1, sa)
 	f.b = fleetNode(t, be, "b", 2, sb)
 	f.na, f.nb = f.a.p.Network(), f.b.p.Network()
-	if !f.na.Shared() || !f.nb.Shared() {
-		t.Fatal("network sinks made with a lease store are not in fleet mode")
-	}
 	for _, l := range poolLocations(f.na) {
 		if f.nb.has(l) {
 			t.Fatalf("both nodes hold %+v: the test cannot tell whose location a redeem handed out", l)
@@ -217,10 +215,10 @@ func (n *NetworkSink) has(l Location) bool {
 }
 
 // leasedEntry returns the entry n holds for t's lease, or nil.
-func (n *NetworkSink) leasedEntry(t Token) *Hot {
+func (n *NetworkSink) leasedEntry(t token.Token) *Hot {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if l := n.leases[t]; l != nil {
+	if l := n.holds[t]; l != nil {
 		return l.h
 	}
 	return nil
@@ -255,8 +253,8 @@ func TestFleetRedeemElsewhere(t *testing.T) {
 			t.Fatalf("b handed out %+v (reservation %v), want a's %+v without a reservation", h.Location, h.Res, loc)
 		}
 		h.Close()
-		if f.nb.Len() != before || f.nb.Fleet().RemoteRedeems != 1 {
-			t.Fatalf("b's pool %d -> %d, remote redeems %d; want its pool untouched and one remote redeem", before, f.nb.Len(), f.nb.Fleet().RemoteRedeems)
+		if f.nb.Len() != before || f.nb.StoreStats().RemoteRedeems != 1 {
+			t.Fatalf("b's pool %d -> %d, remote redeems %d; want its pool untouched and one remote redeem", before, f.nb.Len(), f.nb.StoreStats().RemoteRedeems)
 		}
 		if _, err := f.nb.Redeem(tok); !errors.Is(err, ErrRedeemed) {
 			t.Fatalf("second Redeem through b = %v, want ErrRedeemed", err)
@@ -264,9 +262,9 @@ func TestFleetRedeemElsewhere(t *testing.T) {
 
 		time.Sleep(f.be.check)
 		housekeep(t, f.a)
-		if f.na.Leased() != 0 || f.na.Fleet().RedeemedElsewhere != 1 || !entry.Res.Closed() {
+		if f.na.Leased() != 0 || f.na.StoreStats().RedeemedElsewhere != 1 || !entry.Res.Closed() {
 			t.Fatalf("after a's check: leased %d, redeemed elsewhere %d, entry closed %v; want the entry disposed",
-				f.na.Leased(), f.na.Fleet().RedeemedElsewhere, entry.Res.Closed())
+				f.na.Leased(), f.na.StoreStats().RedeemedElsewhere, entry.Res.Closed())
 		}
 		if _, err := f.na.Redeem(tok); !errors.Is(err, ErrRedeemed) {
 			t.Fatalf("Redeem through a after b's = %v, want ErrRedeemed", err)
@@ -477,7 +475,7 @@ func TestFleetExpiry(t *testing.T) {
 				t.Fatalf("Reserve of the ended lease through %s = %v, want ErrLeaseExpired", n.node, err)
 			}
 		}
-		if st := f.na.Fleet(); st.Uncertain != 0 || st.RedeemedElsewhere != 0 {
+		if st := f.na.StoreStats(); st.Uncertain != 0 || st.RedeemedElsewhere != 0 {
 			t.Fatalf("a's fleet counters %+v, want nothing disposed", st)
 		}
 	})
@@ -501,9 +499,9 @@ func TestFleetExpiryLate(t *testing.T) {
 			t.Fatalf("Redeem through b after the store's end = %v, want ErrLeaseExpired", err)
 		}
 		housekeep(t, f.a)
-		if f.na.Leased() != 0 || f.na.has(loc) || !entry.Res.Closed() || f.na.Fleet().Uncertain != 1 {
+		if f.na.Leased() != 0 || f.na.has(loc) || !entry.Res.Closed() || f.na.StoreStats().Uncertain != 1 {
 			t.Fatalf("leased %d, in the pool %v, closed %v, counters %+v; want the entry disposed as uncertain",
-				f.na.Leased(), f.na.has(loc), entry.Res.Closed(), f.na.Fleet())
+				f.na.Leased(), f.na.has(loc), entry.Res.Closed(), f.na.StoreStats())
 		}
 	})
 }
@@ -573,8 +571,8 @@ func TestFleetRelease(t *testing.T) {
 		}
 		time.Sleep(f.be.check)
 		housekeep(t, f.a)
-		if f.na.Leased() != 0 || f.na.has(loc) || f.na.Fleet().Uncertain != 1 {
-			t.Fatalf("after b's release: leased %d, in a's pool %v, counters %+v; want a's entry disposed", f.na.Leased(), f.na.has(loc), f.na.Fleet())
+		if f.na.Leased() != 0 || f.na.has(loc) || f.na.StoreStats().Uncertain != 1 {
+			t.Fatalf("after b's release: leased %d, in a's pool %v, counters %+v; want a's entry disposed", f.na.Leased(), f.na.has(loc), f.na.StoreStats())
 		}
 		if _, err := f.na.Redeem(tok); !errors.Is(err, ErrUnknownToken) {
 			t.Fatalf("Redeem of the released lease = %v, want ErrUnknownToken", err)
@@ -664,8 +662,8 @@ func TestFleetStoreFailures(t *testing.T) {
 		if _, err := n.Reserve(tok); !errors.Is(err, ErrLeaseStore) {
 			t.Fatalf("Reserve with a failing grant = %v, want ErrLeaseStore", err)
 		}
-		if n.Len() != fleetCapacity-1 || n.Leased() != 0 || n.Fleet().Uncertain != 1 {
-			t.Fatalf("after a failed grant: pool %d, leased %d, counters %+v; want the entry disposed", n.Len(), n.Leased(), n.Fleet())
+		if n.Len() != fleetCapacity-1 || n.Leased() != 0 || n.StoreStats().Uncertain != 1 {
+			t.Fatalf("after a failed grant: pool %d, leased %d, counters %+v; want the entry disposed", n.Len(), n.Leased(), n.StoreStats())
 		}
 		s.set("Grant", false)
 
@@ -705,7 +703,7 @@ func TestFleetStoreFailures(t *testing.T) {
 		if n.Leased() != 0 || !n.has(loc) {
 			t.Fatalf("after the store came back: leased %d, in the pool %v; want the entry back", n.Leased(), n.has(loc))
 		}
-		if n.Fleet().StoreErrors == 0 {
+		if n.StoreStats().StoreErrors == 0 {
 			t.Fatal("no store error counted")
 		}
 	})
@@ -741,31 +739,50 @@ func TestFleetRedisDown(t *testing.T) {
 	}
 }
 
-// TestFleetOptions: the fleet-mode options are checked.
-func TestFleetOptions(t *testing.T) {
+// TestLeaseOptions: the lease-store options are checked, with a store
+// given and with the default one.
+func TestLeaseOptions(t *testing.T) {
 	s := local.New(local.Options{})
 	var nilStore *local.Store
 	long := string(make([]byte, leasestore.MaxNameLen+1))
 	for _, c := range []struct {
-		name string
-		nc   NetworkConfig
+		name  string
+		world string
+		nc    NetworkConfig
 	}{
-		{"nil store", NetworkConfig{Enabled: true, Leases: nilStore}},
-		{"long node", NetworkConfig{Enabled: true, Leases: s, Node: long}},
-		{"negative timeout", NetworkConfig{Enabled: true, Leases: s, StoreTimeout: -time.Second}},
-		{"negative check", NetworkConfig{Enabled: true, Leases: s, StoreCheck: -time.Second}},
-		{"TTL too long", NetworkConfig{Enabled: true, Leases: s, LeaseTTL: leasestore.MaxTTL}},
+		{"nil store", "overworld", NetworkConfig{Enabled: true, Leases: nilStore}},
+		{"long node", "overworld", NetworkConfig{Enabled: true, Leases: s, Node: long}},
+		{"negative timeout", "overworld", NetworkConfig{Enabled: true, Leases: s, StoreTimeout: -time.Second}},
+		{"negative check", "overworld", NetworkConfig{Enabled: true, Leases: s, StoreCheck: -time.Second}},
+		{"TTL too long", "overworld", NetworkConfig{Enabled: true, Leases: s, LeaseTTL: leasestore.MaxTTL}},
+		{"long world", long, NetworkConfig{Enabled: true, Leases: s}},
+		{"long node, default store", "overworld", NetworkConfig{Enabled: true, Node: long}},
+		{"TTL too long, default store", "overworld", NetworkConfig{Enabled: true, LeaseTTL: leasestore.MaxTTL}},
+		{"long world, default store", long, NetworkConfig{Enabled: true}},
 	} {
-		o := Options{World: "overworld", Network: c.nc}
+		o := Options{World: c.world, Network: c.nc}
 		if err := o.Validate(); err == nil {
 			t.Errorf("%s: Validate accepted %+v", c.name, c.nc)
 		}
 	}
 	o := Options{World: "overworld", Network: NetworkConfig{Enabled: true, Leases: s, LeaseTTL: leasestore.MaxTTL}}
-	if err := o.Network.validateFleet(o.World); err == nil {
+	if err := o.Network.validateLeases(o.World); err == nil {
 		t.Error("a lease TTL whose store lease exceeds leasestore.MaxTTL accepted")
 	}
-	if err := (NetworkConfig{Enabled: true, Leases: s, Node: "a"}).validateFleet("overworld"); err != nil {
-		t.Errorf("valid fleet options refused: %v", err)
+	for _, nc := range []NetworkConfig{{Enabled: true, Leases: s, Node: "a"}, {Enabled: true}} {
+		if err := nc.validateLeases("overworld"); err != nil {
+			t.Errorf("valid lease options %+v refused: %v", nc, err)
+		}
+	}
+	// The default: a store in memory, and a node name of its own.
+	d := Options{Network: NetworkConfig{Enabled: true}}.withDefaults().Network
+	if _, ok := d.Leases.(*local.Store); !ok || d.Node == "" {
+		t.Errorf("default lease store %T, node %q; want a *local.Store and a name", d.Leases, d.Node)
+	}
+	if d2 := (Options{Network: NetworkConfig{Enabled: true}}).withDefaults().Network; d2.Leases == d.Leases || d2.Node == d.Node {
+		t.Error("two pipelines share a default lease store or node name")
+	}
+	if d := (Options{}).withDefaults().Network; d.Leases != nil {
+		t.Errorf("a pipeline without a network sink got a lease store %T", d.Leases)
 	}
 }

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,8 +12,11 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
-	leasestore "github.com/rtpengine/rtp/lease"
+	"github.com/rtpengine/rtp/lease"
+	"github.com/rtpengine/rtp/lease/local"
+	"github.com/rtpengine/rtp/lease/token"
 	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/pacer"
 	"github.com/rtpengine/rtp/stage"
 	"github.com/rtpengine/rtp/verify"
 	"github.com/rtpengine/rtp/world"
@@ -104,8 +109,8 @@ type NetworkConfig struct {
 	// Capacity of the unleased pool. Default DefaultNetworkCapacity.
 	Capacity int
 	// Secret keys the token MACs; servers of one network share it. At
-	// least MinSecretLen bytes. Default: random per process (tokens then
-	// work only on this server, until it restarts).
+	// least token.MinSecretLen bytes. Default: random per process (tokens
+	// then work only on this server, until it restarts).
 	Secret []byte
 	// LeaseTTL is how long a reserved token holds its location. Default
 	// DefaultLeaseTTL.
@@ -113,16 +118,19 @@ type NetworkConfig struct {
 	// Criteria narrow the sink.
 	Criteria Criteria
 
-	// Leases, when set, is the lease store the nodes of a fleet share
-	// (fleet mode, see NetworkSink): a token reserved through any node is
-	// redeemable through any other, exactly once, and a lease outlives the
-	// node that granted it. Every node of the fleet must share Secret,
-	// LeaseTTL, StoreTimeout, the region's and the sink's names and the
-	// region's shape. Default nil: leases live in this process only.
-	Leases leasestore.Store
-	// Node names this node in the leases it grants (leasestore.Lease.Owner).
-	// It must be unique in the fleet and at most leasestore.MaxNameLen bytes.
-	// Default: a random name, new on every start.
+	// Leases is the store of the sink's leases (see NetworkSink). One a
+	// fleet shares (package lease/redis) lets a token reserved through
+	// any node be redeemed through any other, exactly once, even after
+	// the node that granted it died: every node of the fleet must then
+	// share Secret, LeaseTTL, StoreTimeout, the region's and the sink's
+	// names and the region's shape. One journaled to durable storage
+	// (lease/local.Open) keeps a single node's tokens across restarts.
+	// Default: a lease/local store in this process's memory, on Clock
+	// (leases then live in this process only).
+	Leases lease.Store
+	// Node names this node in the leases it grants (lease.Lease.Owner).
+	// It must be unique among the nodes sharing Leases and at most
+	// lease.MaxNameLen bytes. Default: a random name, new on every start.
 	Node string
 	// StoreTimeout bounds each call to Leases. A lease is kept in the
 	// store for 2*StoreTimeout beyond LeaseTTL (see NetworkSink). Default
@@ -232,9 +240,9 @@ type Options struct {
 	// the load and check of promotions) a few at a time, shared with
 	// every other pipeline and persister holding the same gate,
 	// promotions first, and paces it while requests come and the sinks
-	// hold their quotas (see Gate). Default nil: Budget.MaxScreens and
+	// hold their quotas (see pacer.Gate). Default nil: Budget.MaxScreens and
 	// Budget.MaxPromotions are the only bounds.
-	Gate *Gate
+	Gate *pacer.Gate
 
 	// BacklogCapacity bounds the backlog. Default 256.
 	BacklogCapacity int
@@ -329,13 +337,13 @@ func (o *Options) Validate() error {
 	if o.Network.Enabled {
 		name(orDefault(o.Network.Name, "network"))
 		capacity("Network.Capacity", o.Network.Capacity)
-		if len(o.Network.Secret) > 0 && len(o.Network.Secret) < MinSecretLen {
-			add("Network.Secret of %d bytes is shorter than %d", len(o.Network.Secret), MinSecretLen)
+		if len(o.Network.Secret) > 0 && len(o.Network.Secret) < token.MinSecretLen {
+			add("Network.Secret of %d bytes is shorter than %d", len(o.Network.Secret), token.MinSecretLen)
 		}
 		if o.Network.LeaseTTL < 0 {
 			add("Network.LeaseTTL %v is negative", o.Network.LeaseTTL)
 		}
-		if err := o.Network.validateFleet(o.World); err != nil {
+		if err := o.Network.validateLeases(o.World); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -380,9 +388,9 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// validateFleet reports the problems of the fleet-mode fields of c, in a
-// region whose world is named world.
-func (c NetworkConfig) validateFleet(world string) error {
+// validateLeases reports the problems of the lease-store fields of c, in
+// a region whose world is named world.
+func (c NetworkConfig) validateLeases(world string) error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf("pipeline: "+format, args...)) }
 	if c.StoreTimeout < 0 {
@@ -391,21 +399,20 @@ func (c NetworkConfig) validateFleet(world string) error {
 	if c.StoreCheck < 0 {
 		add("Network.StoreCheck %v is negative", c.StoreCheck)
 	}
-	if c.Leases == nil {
-		return errors.Join(errs...)
+	if c.Leases != nil {
+		if d := reflect.ValueOf(c.Leases); d.Kind() == reflect.Pointer && d.IsNil() {
+			add("Network.Leases is a nil %T", c.Leases)
+		}
 	}
-	if d := reflect.ValueOf(c.Leases); d.Kind() == reflect.Pointer && d.IsNil() {
-		add("Network.Leases is a nil %T", c.Leases)
+	if len(c.Node) > lease.MaxNameLen {
+		add("Network.Node of %d bytes is longer than %d", len(c.Node), lease.MaxNameLen)
 	}
-	if len(c.Node) > leasestore.MaxNameLen {
-		add("Network.Node of %d bytes is longer than %d", len(c.Node), leasestore.MaxNameLen)
-	}
-	if len(world) > leasestore.MaxNameLen {
-		add("World of %d bytes is too long for a lease store (%d)", len(world), leasestore.MaxNameLen)
+	if len(world) > lease.MaxNameLen {
+		add("World of %d bytes is too long for a lease store (%d)", len(world), lease.MaxNameLen)
 	}
 	ttl := orDefault(c.LeaseTTL, DefaultLeaseTTL) + storeGrace(orDefault(c.StoreTimeout, DefaultStoreTimeout))
-	if c.LeaseTTL >= 0 && c.StoreTimeout >= 0 && ttl > leasestore.MaxTTL {
-		add("Network.LeaseTTL and StoreTimeout make store leases of %v, more than %v", ttl, leasestore.MaxTTL)
+	if c.LeaseTTL >= 0 && c.StoreTimeout >= 0 && ttl > lease.MaxTTL {
+		add("Network.LeaseTTL and StoreTimeout make store leases of %v, more than %v", ttl, lease.MaxTTL)
 	}
 	return errors.Join(errs...)
 }
@@ -478,6 +485,16 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Network.Enabled {
+		if o.Network.Leases == nil {
+			o.Network.Leases = local.New(local.Options{Clock: o.Clock})
+		}
+		if o.Network.Node == "" {
+			var b [8]byte
+			_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+			o.Network.Node = "node-" + hex.EncodeToString(b[:])
+		}
 	}
 	return o
 }

@@ -13,8 +13,10 @@ func TestNewKey(t *testing.T) {
 }
 
 // TestRestore: after a shutdown, every location the pipeline held (cold and
-// hot) comes back as a cold entry; rows of another key do not come back
-// and are deleted; rows that cannot belong to the region are deleted.
+// hot) comes back as a cold entry, but for one leased to a network token,
+// which the lease holds (it may outlive the process); rows of another key
+// do not come back and are deleted; rows that cannot belong to the region
+// are deleted.
 func TestRestore(t *testing.T) {
 	store := &memStore{}
 	key := NewKey(7, []byte("config A"))
@@ -24,17 +26,23 @@ func TestRestore(t *testing.T) {
 	}})
 	e.fill(30, func() bool { return e.p.General().Len() == 10 && e.p.Network().Len() == 2 })
 	tok := e.p.Network().NewToken()
-	if _, err := e.p.Network().Reserve(tok); err != nil {
+	leased, err := e.p.Network().Reserve(tok)
+	if err != nil {
 		t.Fatal(err)
 	}
 	inv := e.p.inventory()
+	if inv[leased] != 1 {
+		t.Fatalf("the leased %+v is held %d times, want once", leased, inv[leased])
+	}
+	delete(inv, leased)
 	held := 0
 	for _, n := range inv {
 		held += n
 	}
 	e.shutdown()
-	if got := len(e.pers.counts()); got != len(inv) {
-		t.Fatalf("after shutdown %d rows, want the %d locations held (shutdown is not a removal)", got, len(inv))
+	if rows := e.pers.counts(); len(rows) != len(inv) || rows[leased] != 0 {
+		t.Fatalf("after shutdown %d rows, %d of the leased %+v; want the %d other locations held (shutdown is not a removal), the leased one none",
+			len(rows), rows[leased], leased, len(inv))
 	}
 
 	// A bogus row of this key: another world.

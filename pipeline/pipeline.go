@@ -173,7 +173,7 @@ func New(opts Options) (*Pipeline, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.network, err = newNetworkSink(pool, nc.Secret, nc.LeaseTTL); err != nil {
+		if p.network, err = newNetworkSink(pool, nc); err != nil {
 			return nil, err
 		}
 	}
@@ -387,7 +387,7 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 	p.pulseMu.Lock()
 	defer p.pulseMu.Unlock()
-	p.opts.Gate.drop(p)
+	p.opts.Gate.Forget(p)
 	p.cancel()
 	// A kick's round under way finishes starting its promotions (they see
 	// the context ended) before the wait; later kicks see closed.

@@ -8,27 +8,21 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/pacer"
 )
 
-// gateState is the gate's queue, read under its lock.
-func (g *Gate) gateState() (urgentWaiting, backWaiting, promised int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.waitUrgent), len(g.waitBack), g.promised
-}
-
 // awaitGate waits (yielding the processor, never sleeping) until the
-// gate's queue satisfies cond, failing the test after a while.
-func awaitGate(t *testing.T, g *Gate, what string, cond func(urgent, back, promised int) bool) {
+// gate's state satisfies cond, failing the test after a while.
+func awaitGate(t *testing.T, g *pacer.Gate, what string, cond func(pacer.State) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if cond(g.gateState()) {
+		st := g.State()
+		if cond(st) {
 			return
 		}
 		if time.Now().After(deadline) {
-			u, b, p := g.gateState()
-			t.Fatalf("waiting for %s: %d urgent and %d background units waiting, %d promised", what, u, b, p)
+			t.Fatalf("waiting for %s: gate state %+v", what, st)
 		}
 		runtime.Gosched()
 	}
@@ -43,7 +37,7 @@ func awaitGate(t *testing.T, g *Gate, what string, cond func(urgent, back, promi
 // and after requests (Take) drain the sink between pulses, whose
 // promotions start at once, ahead of screenings queued earlier.
 func TestPromotionsGoFirst(t *testing.T) {
-	gate := NewGate(1)
+	gate := pacer.New(1)
 	var (
 		mu       sync.Mutex
 		log      []string
@@ -71,8 +65,8 @@ func TestPromotionsGoFirst(t *testing.T) {
 				if need, cold := g.need(), e.p.cold.Len(); need > 0 && cold > 0 {
 					t.Errorf("a screening took a turn while the sink lacked %d places and cold held %d", need, cold)
 				}
-				if u, _, p := gate.gateState(); u > 0 || p > 0 {
-					t.Errorf("a screening took a turn while %d promotions waited and %d were promised", u, p)
+				if st := gate.State(); st.WaitingUrgent > 0 || st.Promised > 0 {
+					t.Errorf("a screening took a turn while %d promotions waited and %d were promised", st.WaitingUrgent, st.Promised)
 				}
 			}
 			record("screen")
@@ -93,9 +87,9 @@ func TestPromotionsGoFirst(t *testing.T) {
 	ctx := context.Background()
 	// hold takes every lane of the gate but the surge ones (the refill
 	// does not starve here).
-	hold := func() []*Turn {
+	hold := func() []*pacer.Turn {
 		t.Helper()
-		var ts []*Turn
+		var ts []*pacer.Turn
 		for range gate.Size() {
 			turn, err := gate.Enter(ctx)
 			if err != nil {
@@ -105,7 +99,7 @@ func TestPromotionsGoFirst(t *testing.T) {
 		}
 		return ts
 	}
-	release := func(ts []*Turn) {
+	release := func(ts []*pacer.Turn) {
 		for _, turn := range ts {
 			turn.Leave()
 		}
@@ -136,7 +130,7 @@ func TestPromotionsGoFirst(t *testing.T) {
 	// finish lets the held work run with the checks on, waits for it, and
 	// checks the log of phase (promotions started) and that the sink is
 	// full again.
-	finish := func(held []*Turn, phase string, promotions int) {
+	finish := func(held []*pacer.Turn, phase string, promotions int) {
 		t.Helper()
 		mu.Lock()
 		checking = true
@@ -157,7 +151,7 @@ func TestPromotionsGoFirst(t *testing.T) {
 	if err := e.p.Pulse(ctx); err != nil {
 		t.Fatal(err)
 	}
-	awaitGate(t, gate, "4 promotions and 8 screenings", func(u, b, p int) bool { return u+p == 4 && b == 8 })
+	awaitGate(t, gate, "4 promotions and 8 screenings", func(s pacer.State) bool { return s.WaitingUrgent+s.Promised == 4 && s.WaitingBackground == 8 })
 	finish(held, "after a pulse", 4)
 
 	// 2. Screenings queue (the sink is full), then requests take three
@@ -166,7 +160,7 @@ func TestPromotionsGoFirst(t *testing.T) {
 	if err := e.p.Pulse(ctx); err != nil {
 		t.Fatal(err)
 	}
-	awaitGate(t, gate, "8 screenings", func(u, b, p int) bool { return b == 8 })
+	awaitGate(t, gate, "8 screenings", func(s pacer.State) bool { return s.WaitingBackground == 8 })
 	for range 3 {
 		h, _, err := e.p.Take(ctx, Request{Player: "p"})
 		if err != nil {
@@ -174,9 +168,9 @@ func TestPromotionsGoFirst(t *testing.T) {
 		}
 		h.Close()
 	}
-	awaitGate(t, gate, "3 promotions", func(u, b, p int) bool { return u+p == 3 })
+	awaitGate(t, gate, "3 promotions", func(s pacer.State) bool { return s.WaitingUrgent+s.Promised == 3 })
 	finish(held, "after three takes", 3)
-	if !gate.idle() {
+	if !gate.State().Idle() {
 		t.Error("the gate holds lanes, waiters or promises once the work is done")
 	}
 }
@@ -243,93 +237,6 @@ func TestReserveWaits(t *testing.T) {
 	n2 := e2.p.Network()
 	if _, _, err := n2.ReserveWait(ctx, n2.NewToken(), time.Hour, stop, nil); err != ErrClosed {
 		t.Errorf("ReserveWait stopped = %v, want ErrClosed", err)
-	}
-}
-
-// TestGateSurge: a gate of one admits one background unit at a time, and
-// two while a pipeline holding it reports starving.
-func TestGateSurge(t *testing.T) {
-	ctx := context.Background()
-	g := NewGate(1)
-	key := new(int)
-	first, err := g.EnterBackground(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entered := make(chan *Turn, 1)
-	go func() {
-		turn, err := g.EnterBackground(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		entered <- turn
-	}()
-	awaitGate(t, g, "a second background unit waiting", func(u, b, p int) bool { return b == 1 })
-	// Starving: the surge lane opens for the waiting unit.
-	g.report(key, 0, true)
-	second := <-entered
-	// Not starving: the surge lane, once given back, stays shut.
-	g.report(key, 0, false)
-	go func() {
-		turn, err := g.EnterBackground(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		entered <- turn
-	}()
-	awaitGate(t, g, "a third background unit waiting", func(u, b, p int) bool { return b == 1 })
-	second.Leave()
-	if u, b, _ := g.gateState(); u != 0 || b != 1 {
-		t.Fatalf("after a surge lane came back, not starving: %d urgent and %d background waiting, want the background unit still waiting", u, b)
-	}
-	first.Leave()
-	(<-entered).Leave()
-	if !g.idle() {
-		t.Error("the gate is not idle at the end")
-	}
-}
-
-// TestGatePromise: from Promise to its Enter or Cancel, no background
-// unit is admitted, though lanes are free; a promise's turn is urgent.
-func TestGatePromise(t *testing.T) {
-	ctx := context.Background()
-	g := NewGate(1)
-	for _, end := range []string{"cancel", "enter"} {
-		promised := g.Promise()
-		entered := make(chan *Turn, 1)
-		go func() {
-			turn, err := g.EnterBackground(ctx)
-			if err != nil {
-				t.Error(err)
-			}
-			entered <- turn
-		}()
-		awaitGate(t, g, "a background unit waiting behind the promise", func(u, b, p int) bool { return b == 1 && p == 1 })
-		select {
-		case <-entered:
-			t.Fatalf("%s: a background unit was admitted while a promotion was promised", end)
-		default:
-		}
-		if end == "cancel" {
-			promised.Cancel()
-			promised.Cancel() // a second Cancel does nothing
-		} else {
-			turn, err := promised.Enter(ctx)
-			if err != nil || turn.back {
-				t.Fatalf("a promised Enter = %+v, %v; want an urgent turn", turn, err)
-			}
-			turn.Leave()
-		}
-		(<-entered).Leave()
-		if !g.idle() {
-			t.Fatalf("%s: the gate is not idle", end)
-		}
-	}
-	var nilGate *Gate
-	if p := nilGate.Promise(); p != nil {
-		t.Error("a nil gate's Promise is not nil")
-	} else if turn, err := p.Enter(ctx); turn != nil || err != nil {
-		t.Errorf("a nil promise's Enter = %v, %v", turn, err)
 	}
 }
 

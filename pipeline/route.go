@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync/atomic"
 	"time"
+
+	"github.com/rtpengine/rtp/lease/token"
 )
 
 // Errors of Take. A Take that fails for its context returns the context's
@@ -48,7 +50,7 @@ type Request struct {
 	// Token, when set, redeems a network lease (NetworkSink.Redeem)
 	// without waiting; Sink and Admit are ignored: the lease was promised.
 	// Default "".
-	Token Token
+	Token token.Token
 	// Admit, when set, decides whether an entry just taken may be handed
 	// out (the engine's unique-placement claim). An entry it refuses is
 	// closed and counted in Stats.Refused, and Take goes on to the next.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/pacer"
 	"github.com/rtpengine/rtp/stage"
 	"github.com/rtpengine/rtp/world"
 )
@@ -106,7 +107,7 @@ func (p *Pipeline) screen(ctx context.Context, c Candidate, v *verdict) (stage.O
 
 // screenGated runs the Screen function in the turn of the gate screen
 // entered.
-func (p *Pipeline) screenGated(ctx context.Context, turn *Turn, c geom.Chunk) (Screened, error) {
+func (p *Pipeline) screenGated(ctx context.Context, turn *pacer.Turn, c geom.Chunk) (Screened, error) {
 	defer turn.Leave()
 	return p.opts.Screen(ctx, c)
 }
@@ -142,7 +143,7 @@ func (p *Pipeline) remember(index int64, c memory.Cause, source string) {
 // silently. It returns the hot entry on success, which settle must then
 // see marked hot durably before it is served. turn is the promotion's
 // promised turn of the gate (see startSingle), entered or cancelled here.
-func (p *Pipeline) promoteOne(ctx context.Context, loc Location, turn *Promise) (*Hot, bool) {
+func (p *Pipeline) promoteOne(ctx context.Context, loc Location, turn *pacer.Promise) (*Hot, bool) {
 	// A promotion that ends before it needs its turn (memory holds the
 	// place as bad, a panic) withdraws the promise.
 	defer turn.Cancel()
@@ -218,7 +219,7 @@ func (p *Pipeline) settle(ctx context.Context, loc Location, h *Hot, urgent bool
 // widened by the memory's spatial resolution, a rejection restored from
 // probation. Such a location is dropped before its chunk is reserved, so
 // it costs no chunk load (memory already knows; nothing is recorded).
-func (p *Pipeline) promote(ctx context.Context, loc Location, promised *Promise, v *verdict) (out stage.Outcome[*Hot], err error) {
+func (p *Pipeline) promote(ctx context.Context, loc Location, promised *pacer.Promise, v *verdict) (out stage.Outcome[*Hot], err error) {
 	if cause, bad := p.opts.Memory.CauseAt(loc.Index); bad {
 		v.cause, v.known = cause, true
 		return stage.Rejected[*Hot](reasonFor(cause), "memory holds the chunk as rejected: "+cause.String()), nil

@@ -188,7 +188,7 @@
 //	rtp_location_writes_total                       and _coalesced_total, _dropped_total, _pending;
 //	                                                rtp_location_write_failures_total, _retries_total;
 //	                                                rtp_location_writes_failing: the locations writer
-//	rtp_refill_lanes                                refill work run at once (pipeline.Gate)
+//	rtp_refill_lanes                                refill work run at once (pacer.Gate)
 //	rtp_refill_rests_total                          and _rested_seconds_total: the pacing's rests
 //	rtp_safety_unknown_blocks{region}               block names the collision data lacks
 //	rtp_safety_unknown_block_rejections_total{region} columns screened out on unknown ground

@@ -1,12 +1,13 @@
 // Package local is a lease.Store held in one process's memory: a mutex
 // over a map, with expiry by an injectable clock.
 //
-// It serves a single node, and tests. A Store made by New forgets its
-// leases with the process; one made by Open writes every change through a
-// lease.Journal before it answers, and reads the journal back when it is
-// opened again, so that a lease granted, and above all a token redeemed,
-// outlive a restart or a crash. A fleet shares leases through package
-// lease/redis instead.
+// It serves a single node (a pipeline's network sink keeps its leases in
+// one made by New unless given another store), and tests. A Store made by
+// New forgets its leases with the process; one made by Open writes every
+// change through a lease.Journal before it answers, and reads the journal
+// back when it is opened again, so that a lease granted, and above all a
+// token redeemed, outlive a restart or a crash. A fleet shares leases
+// through package lease/redis instead.
 package local
 
 import (

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 
+	"github.com/rtpengine/rtp/pacer"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/pipeline/internal/rowqueue"
 )
@@ -167,7 +168,7 @@ const (
 // however many commits changed it, so a rarer one copies far fewer pages
 // per commit (a hand-out's rows lie on a few hundred hot pages, rewritten
 // commit after commit), and it is the one stretch of the writer's work
-// that cannot yield to requests (see pipeline.Gate). The WAL file grows
+// that cannot yield to requests (see pacer.Gate). The WAL file grows
 // to about walPages*4 KiB. Under the load test (two cores, 1,000
 // hand-outs a second) serve's p99 over the null server's fell from a
 // median of 1.33 to 0.89 over six alternated rounds, within a noisy
@@ -225,8 +226,8 @@ type Options struct {
 	// Gate, when set, admits and paces the writer's transactions with
 	// the refill work of the pipelines holding the same gate: a
 	// transaction runs in a turn of the gate and yields between its
-	// statements (see pipeline.Gate). Default nil: no bound, no pacing.
-	Gate *pipeline.Gate
+	// statements (see pacer.Gate). Default nil: no bound, no pacing.
+	Gate *pacer.Gate
 
 	clock rowqueue.Clock // tests only; default the real clock
 }
@@ -636,7 +637,7 @@ func (d *DB) applyTx(b *rowqueue.Pending) error {
 
 // applyJournal writes the journal work of b in tx: marks, spots, then
 // trims (a trim may cover marks or spots of the same batch).
-func (d *DB) applyJournal(ctx context.Context, tx *sql.Tx, turn *pipeline.Turn, b *rowqueue.Pending) error {
+func (d *DB) applyJournal(ctx context.Context, tx *sql.Tx, turn *pacer.Turn, b *rowqueue.Pending) error {
 	if len(b.Marks) > 0 {
 		st := tx.StmtContext(ctx, d.mark)
 		for _, m := range b.Marks {

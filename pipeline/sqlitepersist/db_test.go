@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
+	"github.com/rtpengine/rtp/pacer"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/pipeline/persisttest"
 	"github.com/rtpengine/rtp/pipeline/sqlitepersist"
@@ -253,7 +254,7 @@ func TestBatchDelay(t *testing.T) {
 // committed, and once it is given back the writes are, and the lane is
 // free again.
 func TestWriterTakesGate(t *testing.T) {
-	gate := pipeline.NewGate(1)
+	gate := pacer.New(1)
 	db, err := sqlitepersist.Open(context.Background(), filepath.Join(t.TempDir(), "l.db"), sqlitepersist.Options{Gate: gate, BatchDelay: -1})
 	if err != nil {
 		t.Fatal(err)

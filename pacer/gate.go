@@ -1,4 +1,4 @@
-package pipeline
+package pacer
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // (see Surge). Urgent and background work share the n lanes.
 //
 // Surge. While a pipeline holding the gate has a sink below its quota
-// and too few places in cold to make up for it (see report), the refill
+// and too few places in cold to make up for it (see Report), the refill
 // waits on screening, and the requests it would serve wait on the refill
 // or miss: a processor kept free for them serves nobody. So the gate
 // then admits n more background units, on n surge lanes, until the
@@ -44,9 +44,9 @@ import (
 // of its own would spare it that wait, but then the refill would hold
 // twice n processors, and the requests it serves would wait on it: at
 // 1,000 teleports a second, promotions and screenings on separate lanes
-// put rtp serve's p99 many times the null server's.) This is the pipeline's scheduling rule (see the package
-// documentation): a sink below its quota with places in cold is served
-// first.
+// put rtp serve's p99 many times the null server's.) This is the
+// pipeline's scheduling rule (see package pipeline): a sink below its
+// quota with places in cold is served first.
 //
 // Pacing. A bound alone is not enough on a small machine. The operating
 // system's scheduler lets a running thread finish its time slice (on
@@ -69,11 +69,12 @@ import (
 // (Request, called on every take, marks one, and pacing lasts
 // Pacing.Linger after the last) and every pipeline holding the gate
 // reports its sinks at their quotas, counting the promotions in flight
-// (see report). A process that answers nothing, or fills its caches
+// (see Report). A process that answers nothing, or fills its caches
 // before the first player asks, refills at full speed, and so does one
 // whose sinks fall short: then nothing is paced, promotions included.
 //
-// A nil *Gate admits everything at once and never paces.
+// A Gate is safe for concurrent use. Its zero value is not usable (use
+// New); a nil *Gate admits everything at once and never paces.
 type Gate struct {
 	pace Pacing
 	// since is the gate's clock (time since it was made); tests replace
@@ -99,13 +100,13 @@ type Gate struct {
 	// promised counts the urgent units promised (Promise) and not yet
 	// entered or cancelled: background work waits for them too.
 	promised int
-	// held counts the lanes held by background units (for tests).
+	// heldBack counts the lanes held by background units.
 	heldBack int
 
-	// fillMu guards fills, the last fill each pipeline holding the gate
-	// reported, by pipeline (see report); level is their minimum
-	// (fullFill when there are none), read by every rest; starved is
-	// whether any reported starving (read under mu).
+	// fillMu guards fills, the last fill each client holding the gate
+	// reported, by client (see Report); level is their minimum (Full
+	// when there are none), read by every rest; starved is whether any
+	// reported starving (read under mu).
 	fillMu  sync.Mutex
 	fills   map[any]fillReport
 	level   atomic.Int32
@@ -114,7 +115,7 @@ type Gate struct {
 	rested  atomic.Int64 // nanoseconds
 }
 
-// fillReport is what a pipeline last reported (see Gate.report).
+// fillReport is what a client last reported (see Gate.Report).
 type fillReport struct {
 	fill    int32
 	starved bool
@@ -185,13 +186,13 @@ type lane struct {
 	surge bool
 }
 
-// NewGate returns a gate admitting n at once (at least 1), paced with the
+// New returns a gate admitting n at once (at least 1), paced with the
 // default Pacing.
-func NewGate(n int) *Gate { return NewPacedGate(n, Pacing{}) }
+func New(n int) *Gate { return NewWithPacing(n, Pacing{}) }
 
-// NewPacedGate returns a gate admitting n units of work at once (at
+// NewWithPacing returns a gate admitting n units of work at once (at
 // least 1), and n more of background work while starved, paced with p.
-func NewPacedGate(n int, p Pacing) *Gate {
+func NewWithPacing(n int, p Pacing) *Gate {
 	n = max(n, 1)
 	epoch := time.Now()
 	g := &Gate{
@@ -199,7 +200,7 @@ func NewPacedGate(n int, p Pacing) *Gate {
 		since: func() time.Duration { return time.Since(epoch) },
 		size:  n,
 	}
-	g.level.Store(fullFill)
+	g.level.Store(Full)
 	for i := range 2 * n {
 		l := &lane{surge: i >= n}
 		if g.pace.Quantum > 0 {
@@ -228,38 +229,42 @@ func (g *Gate) Request() {
 	}
 }
 
-// GateStats are a gate's counters.
-type GateStats struct {
+// Stats are a gate's counters.
+type Stats struct {
 	// Rests counts the rests lanes took, Rested their total length.
 	Rests  uint64
 	Rested time.Duration
 }
 
-// Stats returns the gate's counters; the zero GateStats for a nil gate.
-func (g *Gate) Stats() GateStats {
+// Stats returns the gate's counters; the zero Stats for a nil gate.
+func (g *Gate) Stats() Stats {
 	if g == nil {
-		return GateStats{}
+		return Stats{}
 	}
-	return GateStats{Rests: g.rests.Load(), Rested: time.Duration(g.rested.Load())}
+	return Stats{Rests: g.rests.Load(), Rested: time.Duration(g.rested.Load())}
 }
 
-// fullFill is a pipeline whose sinks hold their quotas, in the
-// thousandths a pipeline reports its fill in (see Gate.report); below it
-// the lanes run unpaced.
-const fullFill = 1000
+// Full is the fill of a client whose work is all on hand (a pipeline
+// whose sinks hold their quotas), on the scale of thousandths a client
+// reports its fill in (see Report). While any client holding the gate
+// reports less, the lanes run unpaced.
+const Full = 1000
 
 // pacing reports whether lanes pace at now: a request came within Linger
-// and every pipeline holding the gate reports its sinks at their quotas.
+// and every client holding the gate reports itself Full.
 func (g *Gate) pacing(now time.Duration) bool {
 	last := g.last.Load()
-	return g.pace.Quantum > 0 && last != 0 && now-time.Duration(last) < g.pace.Linger && g.level.Load() >= fullFill
+	return g.pace.Quantum > 0 && last != 0 && now-time.Duration(last) < g.pace.Linger && g.level.Load() >= Full
 }
 
-// report records f as the fill of the pipeline key, and whether it
-// starves (a sink short and cold unable to make up for it), and sets the
-// gate's level: the pacing follows the emptiest sink of all the pipelines
-// holding the gate, and the surge lanes open while any starves.
-func (g *Gate) report(key any, f int32, starved bool) {
+// Report records fill (thousandths: Full when the client holds what it
+// needs) as the fill of the client key, a pipeline say, and whether it
+// starves (it lacks more than its screened stock can make up for), and
+// sets the gate's level: the pacing follows the emptiest of all the
+// clients holding the gate, and the surge lanes open while any starves.
+// A client reports again whenever its fill changes, and calls Forget
+// once it is closed. Report on a nil gate does nothing.
+func (g *Gate) Report(key any, fill int32, starved bool) {
 	if g == nil {
 		return
 	}
@@ -268,12 +273,13 @@ func (g *Gate) report(key any, f int32, starved bool) {
 	if g.fills == nil {
 		g.fills = map[any]fillReport{}
 	}
-	g.fills[key] = fillReport{f, starved}
+	g.fills[key] = fillReport{fill, starved}
 	g.relevel()
 }
 
-// drop forgets the pipeline key (it is closed).
-func (g *Gate) drop(key any) {
+// Forget drops the reports of the client key (it is closed): the gate
+// paces as if it had never reported. Forget on a nil gate does nothing.
+func (g *Gate) Forget(key any) {
 	if g == nil {
 		return
 	}
@@ -286,7 +292,7 @@ func (g *Gate) drop(key any) {
 // relevel sets level and starved from fills; fillMu is held. Surge lanes
 // that open go to the background units waiting.
 func (g *Gate) relevel() {
-	l := int32(fullFill)
+	l := int32(Full)
 	starved := false
 	for _, r := range g.fills {
 		l = min(l, r.fill)
@@ -599,10 +605,41 @@ func (t *Turn) Leave() {
 	t.g.giveBack(t.l, t.back)
 }
 
-// idle reports whether the gate holds no lane, waiter or promise (for
-// tests).
-func (g *Gate) idle() bool {
+// State is what a gate holds at one moment (see Gate.State).
+type State struct {
+	// Held is the number of lanes held by units of work, Background the
+	// number of those held by background units.
+	Held, Background int
+	// WaitingUrgent and WaitingBackground are the units waiting for a
+	// lane, Promised the urgent units promised and not yet entered or
+	// cancelled.
+	WaitingUrgent, WaitingBackground, Promised int
+	// Level is the lowest fill the clients holding the gate reported
+	// (Full when none did), Starved whether any reported starving.
+	Level   int32
+	Starved bool
+}
+
+// Idle reports whether s holds no lane, waiter or promise.
+func (s State) Idle() bool {
+	return s.Held+s.WaitingUrgent+s.WaitingBackground+s.Promised == 0
+}
+
+// State returns what the gate holds now (for tests and metrics); the zero
+// State for a nil gate.
+func (g *Gate) State() State {
+	if g == nil {
+		return State{}
+	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.general)+len(g.surge) == 2*g.size && len(g.waitUrgent)+len(g.waitBack) == 0 && g.promised == 0
+	st := State{
+		Held:              2*g.size - len(g.general) - len(g.surge),
+		Background:        g.heldBack,
+		WaitingUrgent:     len(g.waitUrgent),
+		WaitingBackground: len(g.waitBack),
+		Promised:          g.promised,
+	}
+	g.mu.Unlock()
+	st.Level, st.Starved = g.level.Load(), g.starved.Load()
+	return st
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package pipeline
+package pacer
 
 import (
 	"os"
@@ -41,7 +41,7 @@ func newRester() *rester {
 		return nil
 	}
 	// A non-blocking descriptor given to os.NewFile joins the poller.
-	return &rester{fd: fd, f: os.NewFile(uintptr(fd), "pipeline rest timer")}
+	return &rester{fd: fd, f: os.NewFile(uintptr(fd), "pacer rest timer")}
 }
 
 // rest parks the calling goroutine for d. It must not be called by two
