@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/anvilfixture"
 	"github.com/rtpengine/rtp/world/anvil"
 
 	"github.com/rtpengine/rtp/config"
@@ -443,25 +444,12 @@ func TestErrors(t *testing.T) {
 
 }
 
-// fixtureDir finds the real region files shared beside the repository.
-func fixtureDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("RTP_ANVIL_FIXTURES")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "fixtures", "anvil")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no Minecraft region fixtures at %s (set RTP_ANVIL_FIXTURES): %v", dir, err)
-	}
-	return dir
-}
-
 // minecraftConfig is testConfig with its one region, of the given shape,
 // on the 1.16 fixture save (one region file, r.0.-1). It returns the save
 // folder, the configuration and the region.
 func minecraftConfig(t *testing.T, shape config.Shape) (string, *config.Config, config.Region) {
 	t.Helper()
-	save := filepath.Join(fixtureDir(t), "prismarine-provider-anvil", "1.16")
+	save := anvilfixture.Path(t, "prismarine-provider-anvil/1.16")
 	cfg := testConfig(t)
 	cfg.Worlds = map[string]config.World{"mc": {Kind: config.KindMinecraft, Path: save, Dimension: config.Overworld}}
 	rc := cfg.Regions[config.DefaultRegionName]

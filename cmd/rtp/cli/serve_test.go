@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/client"
+	"github.com/rtpengine/rtp/internal/anvilfixture"
 )
 
 // served is a running rtp serve.
@@ -334,14 +335,7 @@ func TestServeHangupReloads(t *testing.T) {
 // TestServeMinecraftWorld serves locations from a real 1.16 save.
 func TestServeMinecraftWorld(t *testing.T) {
 	t.Parallel()
-	dir := os.Getenv("RTP_ANVIL_FIXTURES")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "..", "shared", "fixtures", "anvil")
-	}
-	save := filepath.Join(dir, "prismarine-provider-anvil", "1.16")
-	if _, err := os.Stat(save); err != nil {
-		t.Skipf("no Minecraft region fixtures at %s (set RTP_ANVIL_FIXTURES): %v", save, err)
-	}
+	save := anvilfixture.Path(t, "prismarine-provider-anvil/1.16")
 	// The fixture holds one region file, r.0.-1: the region's shape stays
 	// inside it.
 	path := writeConfig(t, "data_dir: "+t.TempDir()+`
