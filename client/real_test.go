@@ -13,6 +13,7 @@ import (
 	"github.com/rtpengine/rtp/client"
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/server"
 )
 
@@ -63,13 +64,7 @@ func TestAgainstServer(t *testing.T) {
 	if err := c.Healthz(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for c.Readyz(ctx) != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready: %v", c.Readyz(ctx))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.True(t, 30*time.Second, "the server ready", func() bool { return c.Readyz(ctx) == nil })
 	regs, err := anon.Regions(ctx)
 	if err != nil || len(regs) != 1 || regs[0].Name != "default" || regs[0].World != "world" {
 		t.Fatalf("Regions = %+v, %v", regs, err)
@@ -129,15 +124,11 @@ func TestAgainstServer(t *testing.T) {
 
 	// Network reservations: wait for the network pool to hold a place.
 	var res client.Reservation
-	for {
+	if _, ok := eventually.Within(30*time.Second, func() bool {
 		res, err = c.Reserve(ctx, "default", "")
-		if err == nil {
-			break
-		}
-		if client.Code(err) != client.CodeNoLocation || time.Now().After(deadline) {
-			t.Fatalf("Reserve = %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil || client.Code(err) != client.CodeNoLocation
+	}); !ok || err != nil {
+		t.Fatalf("Reserve = %v", err)
 	}
 	if res.Token == "" || res.Location.World != "world" || !res.Expires.After(time.Now()) {
 		t.Fatalf("Reserve = %+v", res)

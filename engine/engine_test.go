@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/internal/anvilfixture"
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/world/anvil"
 
 	"github.com/rtpengine/rtp/config"
@@ -78,13 +79,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // waitForUpTo is waitFor with another bound.
 func waitForUpTo(t testing.TB, bound time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	eventually.True(t, bound, what, cond)
 }
 
 // stats returns the stats of region.
@@ -288,16 +283,12 @@ func TestTeleportSafeClaimsShutdown(t *testing.T) {
 	if w := e.Locations(); w.Failing || w.Dropped != 0 || w.Failures != 0 {
 		t.Errorf("location writes = %+v, want none failing nor dropped", w)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, _ := e.Stats(config.DefaultRegionName)
-		if st.Memory.Rejections["safetyExternal[claims]"] > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no rejection attributed to claims: %v", st.Memory.Rejections)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var st engine.Stats
+	if _, ok := eventually.Within(30*time.Second, func() bool {
+		st, _ = e.Stats(config.DefaultRegionName)
+		return st.Memory.Rejections["safetyExternal[claims]"] > 0
+	}); !ok {
+		t.Fatalf("no rejection attributed to claims: %v", st.Memory.Rejections)
 	}
 	// One location left uncompleted: shutdown must close it too.
 	held := teleport(t, e, engine.Request{Player: "bob", Sink: "general"})
@@ -348,20 +339,16 @@ func TestRestartRestoresColdAndMemory(t *testing.T) {
 	t.Cleanup(func() { _ = e1.Close(context.Background()) })
 	memPath := e1.Region(config.DefaultRegionName).MemoryPath()
 	stop := run(t, e1)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, err := e1.Stats(config.DefaultRegionName)
-		if err != nil {
-			t.Fatal(err)
+	var st engine.Stats
+	if _, ok := eventually.Within(30*time.Second, func() bool {
+		var err error
+		if st, err = e1.Stats(config.DefaultRegionName); err != nil {
+			return false
 		}
 		_, statErr := os.Stat(memPath) // the periodic save wrote it
-		if st.Pipeline.Cold.Fill >= 4 && len(st.Memory.Rejections) > 0 && statErr == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no cold locations, rejections and saved memory file after 30s: %+v", st.Pipeline)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return st.Pipeline.Cold.Fill >= 4 && len(st.Memory.Rejections) > 0 && statErr == nil
+	}); !ok {
+		t.Fatalf("no cold locations, rejections and saved memory file after 30s: %+v", st.Pipeline)
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("Run: %v", err)

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/eventually"
 	_ "github.com/rtpengine/rtp/internal/sqlitedb" // the SQLite driver, for PRAGMA integrity_check of the files rtp leaves
 
 	"github.com/rtpengine/rtp/client"
@@ -241,13 +242,7 @@ func startServer(t *testing.T, bin, cfg string) *server {
 
 func waitServerReady(t *testing.T, c *client.Client) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for c.Readyz(t.Context()) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("server not ready after 60 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, 60*time.Second, "the server ready", func() bool { return c.Readyz(t.Context()) == nil })
 }
 
 // buildRTP builds the rtp command into a temporary folder and returns its

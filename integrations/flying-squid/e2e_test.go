@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/eventually"
 )
 
 // The landing contract the bots check (test/bots.js measures it).
@@ -499,13 +501,7 @@ func call(t *testing.T, base, method, path, body string, want int) answer {
 // waitUntil polls cond every 20 ms until it holds or timeout passes.
 func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, timeout, what, cond)
 }
 
 func freePort(t *testing.T) int {

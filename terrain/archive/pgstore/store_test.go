@@ -447,7 +447,9 @@ func TestTxTimeout(t *testing.T) {
 }
 
 func TestAdmission(t *testing.T) {
-	s := mustOpen(t, Options{Schema: newSchema(t), MaxConcurrentTx: 2, TxTimeout: 100 * time.Millisecond})
+	// The bound is long enough for a loaded machine to commit within it.
+	const txTimeout = time.Second
+	s := mustOpen(t, Options{Schema: newSchema(t), MaxConcurrentTx: 2, TxTimeout: txTimeout})
 	r := record("a", 10)
 	putAll(t, s, r)
 	_, free1, _ := s.gate.Admit(t.Context())
@@ -468,12 +470,12 @@ func TestAdmission(t *testing.T) {
 			t.Errorf("%s with every slot taken = %v, want the caller's deadline", name, err)
 		}
 	}
-	// Waiting 3x TxTimeout for a slot does not consume the transaction's
-	// own bound.
+	// Waiting longer than TxTimeout for a slot does not consume the
+	// transaction's own bound.
 	errs := make(chan error, 2)
 	go func() { _, _, err := s.Get(t.Context(), r.Digest); errs <- err }()
 	go func() { errs <- s.Put(t.Context(), record("c", 10)) }()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(txTimeout * 3 / 2)
 	free1()
 	free2()
 	for range 2 {

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/terrain/archive"
 	"github.com/rtpengine/rtp/terrain/archive/internal/dbstore"
@@ -518,16 +519,12 @@ func TestTouchRule(t *testing.T) {
 			t.Fatal("Get(a) missed")
 		}
 		db := raw(t, path)
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			rec := recencies(t, db)
-			if rec[string(a.Key)] > rec[string(b.Key)] {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("recency %v: the hit on a was not applied without a write", rec)
-			}
-			time.Sleep(10 * time.Millisecond)
+		var rec map[string]int64
+		if _, ok := eventually.Within(10*time.Second, func() bool {
+			rec = recencies(t, db)
+			return rec[string(a.Key)] > rec[string(b.Key)]
+		}); !ok {
+			t.Fatalf("recency %v: the hit on a was not applied without a write", rec)
 		}
 	})
 	t.Run("AppliedWhenBatchFull", func(t *testing.T) {
@@ -547,19 +544,15 @@ func TestTouchRule(t *testing.T) {
 		}
 		// TouchDelay is an hour: only the full batch can have flushed them.
 		db := raw(t, path)
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			rec := recencies(t, db)
+		var rec map[string]int64
+		if _, ok := eventually.Within(10*time.Second, func() bool {
+			rec = recencies(t, db)
 			// r0, the last hit, may still be pending: it may be a batch's
 			// 257th touch.
-			if rec[string(rs[1].Key)] > rec[string(rs[2].Key)] && rec[string(rs[2].Key)] > rec[string(rs[3].Key)] {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("recency r1 %d, r2 %d, r3 %d: a full batch of hits was not applied in hit order",
-					rec[string(rs[1].Key)], rec[string(rs[2].Key)], rec[string(rs[3].Key)])
-			}
-			time.Sleep(10 * time.Millisecond)
+			return rec[string(rs[1].Key)] > rec[string(rs[2].Key)] && rec[string(rs[2].Key)] > rec[string(rs[3].Key)]
+		}); !ok {
+			t.Fatalf("recency r1 %d, r2 %d, r3 %d: a full batch of hits was not applied in hit order",
+				rec[string(rs[1].Key)], rec[string(rs[2].Key)], rec[string(rs[3].Key)])
 		}
 	})
 	t.Run("AppliedOnClose", func(t *testing.T) {
@@ -680,16 +673,16 @@ func TestAdmission(t *testing.T) {
 	// The hit's recency update needs a slot too.
 	_, free1, _ = s.gate.Admit(t.Context())
 	_, free2, _ = s.gate.Admit(t.Context())
-	time.Sleep(100 * time.Millisecond)
-	if n := s.touches.len(); n != 1 {
-		t.Fatalf("%d touches pending while every slot was taken, want 1", n)
-	}
 	// Calls that wait 3x TxTimeout for a slot then succeed: the wait is
-	// not part of their transaction's time.
+	// not part of their transaction's time. Meanwhile the recency update
+	// (due after TouchDelay, 10ms) waits too.
 	errs := make(chan error, 2)
 	go func() { _, _, err := s.Get(t.Context(), r.Digest); errs <- err }()
 	go func() { errs <- s.Put(t.Context(), record(key("c", 10), 10)) }()
 	time.Sleep(300 * time.Millisecond)
+	if n := s.touches.len(); n != 1 {
+		t.Fatalf("%d touches pending while every slot was taken, want 1", n)
+	}
 	free1()
 	free2()
 	for range 2 {
@@ -697,13 +690,7 @@ func TestAdmission(t *testing.T) {
 			t.Fatalf("call admitted after a long wait = %v, want nil", err)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for s.touches.len() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("touches still pending after the slots were freed")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	eventually.True(t, 10*time.Second, "the pending touches applied once the slots were freed", func() bool { return s.touches.len() == 0 })
 }
 
 // TestSharedFile runs two Stores (as two processes would) on one file.
