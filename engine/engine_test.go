@@ -124,6 +124,12 @@ func newEngineOpts(t testing.TB, cfg *config.Config, opts engine.Options) *engin
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
 	}
+	if opts.ShutdownTimeout == 0 {
+		// The tests check that a shutdown completes, not how fast: with
+		// every package testing at once under the race detector, a
+		// two-core machine can take longer than the production default.
+		opts.ShutdownTimeout = time.Minute
+	}
 	e, err := engine.New(t.Context(), specOf(t, cfg), opts)
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)

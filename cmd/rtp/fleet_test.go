@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -114,7 +116,10 @@ func TestFleet(t *testing.T) {
 	if err := os.WriteFile(secret, []byte(hex.EncodeToString(make([]byte, 16))+"fleet-test-secret"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	names := []string{"node-a", "node-b", "node-c"}
+	// The lease store keeps a set per node name under a prefix every run
+	// on this Redis shares: the names are this run's own.
+	run := strings.ToLower(rand.Text()[:8])
+	names := []string{"node-a-" + run, "node-b-" + run, "node-c-" + run}
 	nodes := make([]*server, len(names))
 	clients := make([]*client.Client, len(names))
 	for i, name := range names {
@@ -223,20 +228,20 @@ regions:
 		t.Error("the token was redeemed a second time, on node-a")
 	}
 	mu.Lock()
-	deliveries = append(deliveries, fleetDelivery{x: tp.X, z: tp.Z, node: "node-b (token)"})
+	deliveries = append(deliveries, fleetDelivery{x: tp.X, z: tp.Z, node: names[1] + " (token)"})
 	mu.Unlock()
 
 	// Kill node-c mid-load; its claims must be back within its lease.
-	ownedBefore := ownedRows(t, pg, "node-c")
+	ownedBefore := ownedRows(t, pg, names[2])
 	close(killed)
 	nodes[2].kill()
 	killedAt := time.Now()
 	var failover time.Duration
-	if d, ok := eventually.Within(4*fleetLease, func() bool { return ownedRows(t, pg, "node-c") == 0 }); ok {
+	if d, ok := eventually.Within(4*fleetLease, func() bool { return ownedRows(t, pg, names[2]) == 0 }); ok {
 		failover = d
 	}
 	if failover == 0 {
-		t.Errorf("node-c still owns %d rows %v after its death (it owned %d)", ownedRows(t, pg, "node-c"), 4*fleetLease, ownedBefore)
+		t.Errorf("node-c still owns %d rows %v after its death (it owned %d)", ownedRows(t, pg, names[2]), 4*fleetLease, ownedBefore)
 	} else if bound := fleetLease + fleetLease/10 + time.Second; failover > bound {
 		// The lease lapses fleetLease after the last heartbeat; a sweep
 		// runs every tenth of it; a second for the machine.
