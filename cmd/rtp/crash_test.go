@@ -246,7 +246,9 @@ func waitServerReady(t *testing.T, c *client.Client) {
 }
 
 // buildRTP builds the rtp command into a temporary folder and returns its
-// path, for the tests that run it as a process and kill it.
+// path, for the tests that run it as a process: to kill it, to run a
+// fleet of them, or to time it as users build it (without the race
+// detector the test binary may carry).
 func buildRTP(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "rtp")

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,10 +104,7 @@ func TestFleet(t *testing.T) {
 		t.Skip("builds rtp and runs three nodes for several seconds; skipped with -short")
 	}
 	pg, redis := fleetServices(t)
-	bin := filepath.Join(t.TempDir(), "rtp")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildRTP(t)
 	j := &judge{rejected: map[geom.Chunk]rejection{}, asked: map[geom.Chunk]map[string]bool{}}
 	verifier := httptest.NewServer(j)
 	defer verifier.Close()
