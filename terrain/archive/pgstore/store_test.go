@@ -416,7 +416,8 @@ func TestFleetRecency(t *testing.T) {
 
 func TestTxTimeout(t *testing.T) {
 	schema := newSchema(t)
-	s := mustOpen(t, Options{Schema: schema, TxTimeout: 150 * time.Millisecond})
+	// A bound a loaded machine's reads and writes keep within.
+	s := mustOpen(t, Options{Schema: schema, TxTimeout: time.Second})
 	putAll(t, s, record("a", 10))
 	conn := admin(t)
 	tx, err := conn.Begin(t.Context())
@@ -429,10 +430,10 @@ func TestTxTimeout(t *testing.T) {
 	}
 	start := time.Now()
 	err = s.Put(t.Context(), record("b", 10))
-	if elapsed := time.Since(start); elapsed > 3*time.Second {
-		t.Fatalf("Put took %v with a 150ms bound", elapsed)
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Fatalf("Put took %v with a 1s bound", elapsed)
 	}
-	if !errors.Is(err, errTxTimeout) || errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "pgstore: put: transaction timed out after 150ms") {
+	if !errors.Is(err, errTxTimeout) || errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "pgstore: put: transaction timed out after 1s") {
 		t.Fatalf("Put with the counters locked elsewhere = %v, want a transaction timeout", err)
 	}
 	// Reads do not take the meta lock.
