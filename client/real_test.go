@@ -14,6 +14,7 @@ import (
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/server"
 )
 
@@ -64,13 +65,7 @@ func TestAgainstServer(t *testing.T) {
 	if err := c.Healthz(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for c.Readyz(ctx) != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready: %v", c.Readyz(ctx))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.True(t, 30*time.Second, "the server ready", func() bool { return c.Readyz(ctx) == nil })
 	regs, err := anon.Regions(ctx)
 	if err != nil || len(regs) != 1 || regs[0].Name != "default" || regs[0].World != "world" {
 		t.Fatalf("Regions = %+v, %v", regs, err)
@@ -157,15 +152,11 @@ func TestAgainstServer(t *testing.T) {
 
 	// Network reservations: wait for the network pool to hold a place.
 	var res client.Reservation
-	for {
+	if _, ok := eventually.Within(30*time.Second, func() bool {
 		res, err = c.Reserve(ctx, "default", "")
-		if err == nil {
-			break
-		}
-		if client.Code(err) != client.CodeNoLocation || time.Now().After(deadline) {
-			t.Fatalf("Reserve = %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil || client.Code(err) != client.CodeNoLocation
+	}); !ok || err != nil {
+		t.Fatalf("Reserve = %v", err)
 	}
 	if res.Token == "" || res.Location.World != "world" || !res.Expires.After(time.Now()) {
 		t.Fatalf("Reserve = %+v", res)

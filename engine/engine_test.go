@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/anvilfixture"
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/world/anvil"
 
 	"github.com/rtpengine/rtp/config"
@@ -77,13 +79,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // waitForUpTo is waitFor with another bound.
 func waitForUpTo(t testing.TB, bound time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	eventually.True(t, bound, what, cond)
 }
 
 // stats returns the stats of region.
@@ -127,6 +123,12 @@ func newEngineOpts(t testing.TB, cfg *config.Config, opts engine.Options) *engin
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
+	}
+	if opts.ShutdownTimeout == 0 {
+		// The tests check that a shutdown completes, not how fast: with
+		// every package testing at once under the race detector, a
+		// two-core machine can take longer than the production default.
+		opts.ShutdownTimeout = time.Minute
 	}
 	e, err := engine.New(t.Context(), specOf(t, cfg), opts)
 	if err != nil {
@@ -287,16 +289,12 @@ func TestTeleportSafeClaimsShutdown(t *testing.T) {
 	if w := e.Locations(); w.Failing || w.Dropped != 0 || w.Failures != 0 {
 		t.Errorf("location writes = %+v, want none failing nor dropped", w)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, _ := e.Stats(config.DefaultRegionName)
-		if st.Memory.Rejections["safetyExternal[claims]"] > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no rejection attributed to claims: %v", st.Memory.Rejections)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var st engine.Stats
+	if _, ok := eventually.Within(30*time.Second, func() bool {
+		st, _ = e.Stats(config.DefaultRegionName)
+		return st.Memory.Rejections["safetyExternal[claims]"] > 0
+	}); !ok {
+		t.Fatalf("no rejection attributed to claims: %v", st.Memory.Rejections)
 	}
 	// One location left uncompleted: shutdown must close it too.
 	held := teleport(t, e, engine.Request{Player: "bob", Sink: "general"})
@@ -347,20 +345,16 @@ func TestRestartRestoresColdAndMemory(t *testing.T) {
 	t.Cleanup(func() { _ = e1.Close(context.Background()) })
 	memPath := e1.Region(config.DefaultRegionName).MemoryPath()
 	stop := run(t, e1)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, err := e1.Stats(config.DefaultRegionName)
-		if err != nil {
-			t.Fatal(err)
+	var st engine.Stats
+	if _, ok := eventually.Within(30*time.Second, func() bool {
+		var err error
+		if st, err = e1.Stats(config.DefaultRegionName); err != nil {
+			return false
 		}
 		_, statErr := os.Stat(memPath) // the periodic save wrote it
-		if st.Pipeline.Cold.Fill >= 4 && len(st.Memory.Rejections) > 0 && statErr == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no cold locations, rejections and saved memory file after 30s: %+v", st.Pipeline)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return st.Pipeline.Cold.Fill >= 4 && len(st.Memory.Rejections) > 0 && statErr == nil
+	}); !ok {
+		t.Fatalf("no cold locations, rejections and saved memory file after 30s: %+v", st.Pipeline)
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("Run: %v", err)
@@ -443,25 +437,12 @@ func TestErrors(t *testing.T) {
 
 }
 
-// fixtureDir finds the real region files shared beside the repository.
-func fixtureDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("RTP_ANVIL_FIXTURES")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "fixtures", "anvil")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no Minecraft region fixtures at %s (set RTP_ANVIL_FIXTURES): %v", dir, err)
-	}
-	return dir
-}
-
 // minecraftConfig is testConfig with its one region, of the given shape,
 // on the 1.16 fixture save (one region file, r.0.-1). It returns the save
 // folder, the configuration and the region.
 func minecraftConfig(t *testing.T, shape geom.ShapeSpec) (string, *config.Config, config.Region) {
 	t.Helper()
-	save := filepath.Join(fixtureDir(t), "prismarine-provider-anvil", "1.16")
+	save := anvilfixture.Path(t, "prismarine-provider-anvil/1.16")
 	cfg := testConfig(t)
 	cfg.Worlds = map[string]config.World{"mc": {Kind: config.KindMinecraft, Path: save, Dimension: config.Overworld}}
 	rc := cfg.Regions[config.DefaultRegionName]

@@ -13,6 +13,7 @@ import (
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/world/anvil"
 	"github.com/rtpengine/rtp/world/anvil/anviltest"
 )
@@ -118,12 +119,12 @@ func TestFreshnessRegionRewritten(t *testing.T) {
 	// change implies is applied.
 	seen := func(step string, before engine.WatchStats, n uint64) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for watch().ChangedChunks < before.ChangedChunks+n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: the watcher did not see the rewrite: before %+v, now %+v", step, before, watch())
-			}
-			time.Sleep(5 * time.Millisecond)
+		var now engine.WatchStats
+		if _, ok := eventually.Within(30*time.Second, func() bool {
+			now = watch()
+			return now.ChangedChunks >= before.ChangedChunks+n
+		}); !ok {
+			t.Fatalf("%s: the watcher did not see the rewrite: before %+v, now %+v", step, before, now)
 		}
 		polls := watch().Polls
 		waitFor(t, "one more poll", func() bool { return watch().Polls >= polls+1 })

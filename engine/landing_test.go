@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/anvilfixture"
 	"github.com/rtpengine/rtp/internal/landcheck"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/world/anvil/anviltest"
@@ -52,34 +52,24 @@ const (
 // (the files of one save can lie far apart).
 func fixtureSaves(t *testing.T) []landingSave {
 	t.Helper()
-	root := fixtureDir(t)
 	var out []landingSave
-	for _, group := range []string{"prismarine-provider-anvil", "NBT"} {
-		dirs, err := os.ReadDir(filepath.Join(root, group))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range dirs {
-			if !d.IsDir() {
-				continue
+	for _, s := range anvilfixture.Saves(t) {
+		save := s.Dir
+		files, _ := filepath.Glob(filepath.Join(save, "r.*.*.mca"))
+		sort.Strings(files)
+		for _, f := range files {
+			var rx, rz int64
+			if _, err := fmt.Sscanf(filepath.Base(f), "r.%d.%d.mca", &rx, &rz); err != nil {
+				t.Fatalf("%s: %v", f, err)
 			}
-			save := filepath.Join(root, group, d.Name())
-			files, _ := filepath.Glob(filepath.Join(save, "r.*.*.mca"))
-			sort.Strings(files)
-			for _, f := range files {
-				var rx, rz int64
-				if _, err := fmt.Sscanf(filepath.Base(f), "r.%d.%d.mca", &rx, &rz); err != nil {
-					t.Fatalf("%s: %v", f, err)
-				}
-				out = append(out, landingSave{
-					name: group + "/" + d.Name() + "/" + filepath.Base(f),
-					dir:  save,
-					dim:  config.Overworld,
-					// A square over the region file's 512 x 512 blocks.
-					shape: geom.ShapeSpec{Kind: geom.ShapeSquare, CenterX: rx*512 + 256, CenterZ: rz*512 + 256, Radius: 255},
-					want:  30,
-				})
-			}
+			out = append(out, landingSave{
+				name: s.Name + "/" + filepath.Base(f),
+				dir:  save,
+				dim:  config.Overworld,
+				// A square over the region file's 512 x 512 blocks.
+				shape: geom.ShapeSpec{Kind: geom.ShapeSquare, CenterX: rx*512 + 256, CenterZ: rz*512 + 256, Radius: 255},
+				want:  30,
+			})
 		}
 	}
 	return out

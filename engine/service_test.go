@@ -354,8 +354,17 @@ func TestWaiting(t *testing.T) {
 		}()
 		return ch
 	}
+	// A teleport waits once it has counted its miss.
+	misses := func() uint64 {
+		for _, s := range stats(t, e, region).Pipeline.Sinks {
+			if s.Name == "general" {
+				return s.Misses
+			}
+		}
+		return 0
+	}
 	first := wait()
-	time.Sleep(50 * time.Millisecond)
+	waitFor(t, "the first teleport waiting", func() bool { return misses() >= 1 })
 	if err := e.ScanPause(region); err != nil {
 		t.Fatal(err)
 	}
@@ -370,16 +379,20 @@ func TestWaiting(t *testing.T) {
 	if err := e.ScanResume(region); err != nil {
 		t.Fatal(err)
 	}
+	called := time.Now()
 	second := wait()
-	time.Sleep(50 * time.Millisecond)
+	waitFor(t, "the second teleport waiting", func() bool { return misses() >= 2 })
+	missAt := time.Now() // the teleport began before this
+	runAt := time.Now()  // and is served after this
 	run(t, e)
 	select {
 	case r := <-second:
+		most := time.Since(called)
 		if r.err != nil {
 			t.Fatalf("waiting teleport = %v", r.err)
 		}
-		if r.loc.Waited < 50*time.Millisecond || r.loc.Sink != "general" {
-			t.Errorf("waiting teleport = %+v, want served by general after waiting 50ms or more", r.loc)
+		if least := runAt.Sub(missAt); r.loc.Waited < least || r.loc.Waited > most || r.loc.Sink != "general" {
+			t.Errorf("waiting teleport = %+v, want served by general after a wait within [%v, %v]", r.loc, least, most)
 		}
 		independentCheck(t, cfg, r.loc)
 	case <-time.After(30 * time.Second):

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/bubble"
 )
 
 type fakeClock struct {
@@ -361,14 +362,12 @@ func TestRunLoopRebuildsOnThresholdAndPeriodically(t *testing.T) {
 		// A dynamic run expires; the periodic rebuild moves it to probation
 		// without any new rejection.
 		mustAdd(t, tb, 500, CauseSafetyExternal, "a") // TTL 100 s, below the threshold
-		time.Sleep(time.Minute)
-		synctest.Wait()
+		bubble.Advance(time.Minute)
 		if !tb.IsBad(500) {
 			t.Fatal("IsBad(500) = false after the periodic rebuild, want true")
 		}
 		clk.Advance(101 * time.Second)
-		time.Sleep(time.Minute)
-		synctest.Wait()
+		bubble.Advance(time.Minute)
 		if tb.IsBad(500) || len(probationRuns(tb)) != 1 {
 			t.Fatalf("after expiry and a periodic rebuild: IsBad(500) = %v, probation %v; want false and one run", tb.IsBad(500), probationRuns(tb))
 		}

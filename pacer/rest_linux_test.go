@@ -60,7 +60,7 @@ func TestRestLasts(t *testing.T) {
 			t.Errorf("rest(%v) lasted %v", d, got)
 		}
 	}
-	// A nil rester (no timerfd) rests with time.Sleep.
+	// A nil rester (no timerfd) rests on the runtime's timers.
 	var nilr *rester
 	start := time.Now()
 	nilr.rest(time.Millisecond)
@@ -70,9 +70,9 @@ func TestRestLasts(t *testing.T) {
 }
 
 // BenchmarkRest measures how long a lane's rest of DefaultRest (75 us)
-// lasts on an otherwise idle process, the case where
-// time.Sleep oversleeps to the poller's millisecond: rest-us/op is the
-// rester's, sleep-us/op time.Sleep's, alternated.
+// lasts on an otherwise idle process, the case where the runtime's sleep
+// oversleeps to the poller's millisecond: rest-us/op is the rester's,
+// sleep-us/op the runtime's, alternated.
 func BenchmarkRest(b *testing.B) {
 	const d = DefaultRest
 	r := newRester()

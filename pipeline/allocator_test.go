@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/bubble"
 	"github.com/rtpengine/rtp/lease/token"
 )
 
@@ -23,12 +24,12 @@ func TestHysteresis(t *testing.T) {
 		defer e.shutdown()
 		g := e.p.General()
 		e.fill(20, func() bool { return g.Len() == 6 })
-		time.Sleep(5 * time.Second)
+		bubble.Advance(5 * time.Second)
 		g.SetCapacity(2)
 		closed := e.res.Stats().Closed
 		for range 5 {
 			e.cycle()
-			time.Sleep(10 * time.Second)
+			bubble.Advance(10 * time.Second)
 		}
 		// 55 s since the last entry arrived (the fill may have finished
 		// just before the cut): nothing evicted.
@@ -36,7 +37,7 @@ func TestHysteresis(t *testing.T) {
 			t.Fatalf("inside the residence window: fill %d, closed %d->%d, trims %d; want no eviction",
 				g.Len(), closed, e.res.Stats().Closed, e.p.Stats().Trims)
 		}
-		time.Sleep(6 * time.Second)
+		bubble.Advance(6 * time.Second)
 		e.cycle()
 		if g.Len() != 2 || e.res.Stats().Closed != closed+4 || e.p.Stats().Trims != 4 {
 			t.Fatalf("after the window: fill %d, closed +%d, trims %d; want 2, +4, 4",
@@ -62,7 +63,7 @@ func TestDemandGating(t *testing.T) {
 		cmd := e.p.General()
 		for range 10 {
 			e.cycle()
-			time.Sleep(time.Second)
+			bubble.Advance(time.Second)
 		}
 		if cmd.Len() != 0 || cmd.Quota() != 0 {
 			t.Fatalf("without demand: fill %d, quota %d; want 0, 0", cmd.Len(), cmd.Quota())
@@ -73,7 +74,7 @@ func TestDemandGating(t *testing.T) {
 				h.Close()
 			}
 			e.cycle()
-			time.Sleep(time.Second)
+			bubble.Advance(time.Second)
 		}
 		if q := cmd.Quota(); q < 9 {
 			t.Fatalf("after a minute at 1 request/s: quota %d, want about 10", q)
@@ -83,7 +84,7 @@ func TestDemandGating(t *testing.T) {
 		// Demand stops: the quota decays, nothing is evicted or refilled.
 		for range 120 {
 			e.cycle()
-			time.Sleep(time.Second)
+			bubble.Advance(time.Second)
 		}
 		if cmd.Quota() != 0 {
 			t.Fatalf("two minutes without demand: quota %d, want 0", cmd.Quota())
@@ -108,7 +109,7 @@ func TestDemandEWMA(t *testing.T) {
 					g.ring.OfferSilent(h) // keep the sink full; the request counts
 				}
 			}
-			time.Sleep(time.Second)
+			bubble.Advance(time.Second)
 			if err := e.p.Pulse(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +119,7 @@ func TestDemandEWMA(t *testing.T) {
 		}
 		// One half-life without requests halves it.
 		for range 20 {
-			time.Sleep(time.Second)
+			bubble.Advance(time.Second)
 			if err := e.p.Pulse(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +147,7 @@ func rebalanceEnv(t *testing.T, login Criteria) *env {
 	g := e.p.General()
 	e.fill(20, func() bool { return g.Len() == g.Cap() })
 	g.floor.Store(-1) // demand-driven from now on: no demand, so all surplus
-	time.Sleep(61 * time.Second)
+	bubble.Advance(61 * time.Second)
 	clearStage[Location](e.p.cold)
 	clearStage[Candidate](e.p.backlog)
 	e.p.opts.Budget.Candidates = -1 // feed nothing more (set after validation)
@@ -317,7 +318,7 @@ func TestNetworkSink(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(31 * time.Second)
+		bubble.Advance(31 * time.Second)
 		if _, err := n.Reserve(t3); !errors.Is(err, ErrLeaseExpired) {
 			t.Fatalf("Reserve after expiry = %v, want ErrLeaseExpired", err)
 		}
@@ -348,7 +349,7 @@ func TestNetworkSink(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.fill(20, func() bool { return n.Len() == 2 })
-		time.Sleep(31 * time.Second)
+		bubble.Advance(31 * time.Second)
 		closed, dem := e.res.Stats().Closed, e.p.Stats().Demotions
 		e.cycle()
 		if n.Len() != 2 || n.Leased() != 0 || e.p.Stats().Demotions != dem+1 || e.res.Stats().Closed < closed+1 {
@@ -426,7 +427,7 @@ func endedLease(t *testing.T, more func(*Options)) (*env, *NetworkSink, token.To
 	if _, err := n.Reserve(tok); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(31 * time.Second)
+	bubble.Advance(31 * time.Second)
 	return e, n, tok
 }
 
@@ -522,7 +523,7 @@ func TestNetworkEndedTokenForgotten(t *testing.T) {
 			if _, err := n.Reserve(tok); !errors.Is(err, ErrLeaseExpired) {
 				t.Fatalf("Reserve of a forgotten token = %v, want ErrLeaseExpired", err)
 			}
-			time.Sleep(time.Minute)
+			bubble.Advance(time.Minute)
 			e.cycle()
 		}
 		if n.Leased() != 0 {

@@ -14,6 +14,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/rtpengine/rtp/internal/bubble"
 	leasestore "github.com/rtpengine/rtp/lease"
 	"github.com/rtpengine/rtp/lease/local"
 	leaseredis "github.com/rtpengine/rtp/lease/redis"
@@ -35,13 +36,23 @@ const fleetCapacity = 3
 // fleetBackend is a lease store the suite runs against.
 type fleetBackend struct {
 	name string
-	// bubble runs each test in a synctest bubble (time.Sleep is instant).
+	// bubble runs each test in a synctest bubble, on a fake clock.
 	bubble bool
 	// stores returns the clients of one store of the two nodes (Skip
 	// when the store is not available).
 	stores func(t *testing.T) (a, b leasestore.Store)
 	// The nodes' lease TTL, store timeout and store check.
 	ttl, timeout, check time.Duration
+}
+
+// pass lets d go by: on the bubble's fake clock, or on the real one for a
+// store whose leases expire on its server's clock.
+func (be fleetBackend) pass(d time.Duration) {
+	if be.bubble {
+		bubble.Advance(d)
+		return
+	}
+	time.Sleep(d)
 }
 
 func fleetBackends() []fleetBackend {
@@ -260,7 +271,7 @@ func TestFleetRedeemElsewhere(t *testing.T) {
 			t.Fatalf("second Redeem through b = %v, want ErrRedeemed", err)
 		}
 
-		time.Sleep(f.be.check)
+		f.be.pass(f.be.check)
 		housekeep(t, f.a)
 		if f.na.Leased() != 0 || f.na.StoreStats().RedeemedElsewhere != 1 || !entry.Res.Closed() {
 			t.Fatalf("after a's check: leased %d, redeemed elsewhere %d, entry closed %v; want the entry disposed",
@@ -369,7 +380,7 @@ func TestFleetRedeemOnce(t *testing.T) {
 			// a's entry is gone either way: handed out by a, or disposed
 			// when b's redeem answered a's.
 			if f.na.Leased() != 0 {
-				time.Sleep(f.be.check)
+				f.be.pass(f.be.check)
 				housekeep(t, f.a)
 			}
 			if f.na.Leased() != 0 || f.na.has(loc) {
@@ -436,7 +447,7 @@ func TestFleetNodeDies(t *testing.T) {
 		if rows := f.a.pers.counts()[loc]; rows != 0 {
 			t.Fatalf("the dead node's table keeps %d rows of its leased %+v, want none", rows, loc)
 		}
-		time.Sleep(f.be.ttl / 2)
+		f.be.pass(f.be.ttl / 2)
 		if got, err := f.nb.Reserve(tok); err != nil || got != loc {
 			t.Fatalf("Reserve through b after a died = %+v, %v; want %+v", got, err, loc)
 		}
@@ -462,7 +473,7 @@ func TestFleetExpiry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(f.be.ttl + 10*time.Millisecond)
+		f.be.pass(f.be.ttl + 10*time.Millisecond)
 		housekeep(t, f.a)
 		if f.na.Leased() != 0 || !f.na.has(loc) {
 			t.Fatalf("after the end: leased %d, %+v in the pool %v; want it back", f.na.Leased(), loc, f.na.has(loc))
@@ -494,7 +505,7 @@ func TestFleetExpiryLate(t *testing.T) {
 			t.Fatal(err)
 		}
 		entry := f.na.leasedEntry(tok)
-		time.Sleep(f.be.ttl + storeGrace(f.be.timeout) + 50*time.Millisecond)
+		f.be.pass(f.be.ttl + storeGrace(f.be.timeout) + 50*time.Millisecond)
 		if _, err := f.nb.Redeem(tok); !errors.Is(err, ErrLeaseExpired) {
 			t.Fatalf("Redeem through b after the store's end = %v, want ErrLeaseExpired", err)
 		}
@@ -523,7 +534,7 @@ func TestFleetRedeemedLearntLate(t *testing.T) {
 			t.Fatalf("Redeem through b = %v, %v; want %+v", h, err, loc)
 		}
 		h.Close()
-		time.Sleep(f.be.ttl + storeGrace(f.be.timeout) + 50*time.Millisecond)
+		f.be.pass(f.be.ttl + storeGrace(f.be.timeout) + 50*time.Millisecond)
 		housekeep(t, f.a)
 		if f.na.Leased() != 0 || f.na.has(loc) {
 			t.Fatalf("leased %d, %+v in a's pool %v: a may serve what b handed out", f.na.Leased(), loc, f.na.has(loc))
@@ -569,7 +580,7 @@ func TestFleetRelease(t *testing.T) {
 		if err := f.nb.ReleaseLease(tok); !errors.Is(err, ErrUnknownToken) {
 			t.Fatalf("second Release = %v, want ErrUnknownToken", err)
 		}
-		time.Sleep(f.be.check)
+		f.be.pass(f.be.check)
 		housekeep(t, f.a)
 		if f.na.Leased() != 0 || f.na.has(loc) || f.na.StoreStats().Uncertain != 1 {
 			t.Fatalf("after b's release: leased %d, in a's pool %v, counters %+v; want a's entry disposed", f.na.Leased(), f.na.has(loc), f.na.StoreStats())
@@ -685,7 +696,7 @@ func TestFleetStoreFailures(t *testing.T) {
 
 		// The end comes while releases fail: the entry stays pinned.
 		s.set("Release", true)
-		time.Sleep(be.ttl)
+		be.pass(be.ttl)
 		housekeep(t, e)
 		if n.Leased() != 1 || n.has(loc) {
 			t.Fatalf("after a failed release: leased %d, in the pool %v; want the entry pinned", n.Leased(), n.has(loc))
@@ -698,7 +709,7 @@ func TestFleetStoreFailures(t *testing.T) {
 		if n.Leased() != 1 {
 			t.Fatalf("leased %d, want the release retried only after StoreCheck", n.Leased())
 		}
-		time.Sleep(be.check)
+		be.pass(be.check)
 		housekeep(t, e)
 		if n.Leased() != 0 || !n.has(loc) {
 			t.Fatalf("after the store came back: leased %d, in the pool %v; want the entry back", n.Leased(), n.has(loc))

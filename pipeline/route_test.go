@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/eventually"
 )
 
 // routeEnv is a pipeline with every routed kind of sink: general, login,
@@ -153,9 +154,7 @@ func TestTakeWaits(t *testing.T) {
 		got <- h
 	}()
 	// Wait until the request waits (it counted its miss).
-	for p.general.c.misses.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	eventually.True(t, 10*time.Second, "the request waiting", func() bool { return p.general.c.misses.Load() > 0 })
 	want := offer(t, e, p.general, geom.Block{X: 1, Z: 1})
 	p.notifyPromote(p.general.name, &p.general.sig)
 	select {
@@ -189,9 +188,7 @@ func TestTakeEndsWait(t *testing.T) {
 		_, _, err := p.Take(context.Background(), Request{Player: "ann", Paused: &paused})
 		done <- err
 	}()
-	for p.general.c.misses.Load() < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	eventually.True(t, 10*time.Second, "the request waiting again", func() bool { return p.general.c.misses.Load() >= 2 })
 	paused.Store(true)
 	p.Wake()
 	if err := waitErr(t, done); !errors.Is(err, ErrPaused) {

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"testing"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/eventually"
 )
 
 // TestHotMarkUrgency: a promotion into a sink holding less than half its
@@ -68,17 +70,15 @@ func TestSettleFreesPromotionSlot(t *testing.T) {
 	store.hold = make(chan struct{})
 	store.mu.Unlock()
 	g.SetCapacity(4)
-	deadline := time.Now().Add(10 * time.Second)
-	for g.pending.Load() < 4 {
-		if time.Now().After(deadline) {
-			t.Fatalf("with one promotion slot and marks not committed, %d promotions wait for their marks, want 4 (stats %+v)", g.pending.Load(), e.p.Stats())
-		}
+	if _, ok := eventually.Within(10*time.Second, func() bool {
 		if e.p.promoting.Load() == 0 {
 			if err := e.p.Pulse(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		time.Sleep(time.Millisecond)
+		return g.pending.Load() >= 4
+	}); !ok {
+		t.Fatalf("with one promotion slot and marks not committed, %d promotions wait for their marks, want 4 (stats %+v)", g.pending.Load(), e.p.Stats())
 	}
 	for range 5 {
 		if err := e.p.Pulse(t.Context()); err != nil {

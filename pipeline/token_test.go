@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/bubble"
 	"github.com/rtpengine/rtp/lease/local"
 	"github.com/rtpengine/rtp/lease/token"
 )
@@ -57,7 +58,7 @@ func TestTokenReplayRefused(t *testing.T) {
 			if _, err := n.Reserve(tok); !errors.Is(err, ErrRedeemed) && !errors.Is(err, ErrLeaseExpired) {
 				t.Fatalf("Reserve of a redeemed token = %v, want ErrRedeemed or ErrLeaseExpired", err)
 			}
-			time.Sleep(20 * time.Second)
+			bubble.Advance(20 * time.Second)
 			e.cycle()
 		}
 		if _, err := n.Reserve(tok); !errors.Is(err, ErrLeaseExpired) {
@@ -68,7 +69,7 @@ func TestTokenReplayRefused(t *testing.T) {
 		}
 
 		old := n.NewToken()
-		time.Sleep(30 * time.Second)
+		bubble.Advance(30 * time.Second)
 		if _, err := n.Reserve(old); !errors.Is(err, ErrLeaseExpired) {
 			t.Fatalf("Reserve of a token a lease TTL old = %v, want ErrLeaseExpired", err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/world"
@@ -210,13 +211,7 @@ func (ev *env) stats(region string) api.Stats {
 // waitFor polls cond every 20 ms until it holds or d passes.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, d, what, cond)
 }
 
 // checkSafe checks a location independently of the engine: it loads the

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/eventually"
 )
 
 var here = Location{World: "world", X: 100, Y: 64, Z: -200}
@@ -382,10 +384,7 @@ func TestTimeoutRealClock(t *testing.T) {
 	}
 	close(unstick)
 	<-exited
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	eventually.Within(10*time.Second, func() bool { return runtime.NumGoroutine() <= before })
 	if n := runtime.NumGoroutine(); n > before {
 		t.Errorf("%d goroutines after the stuck verifier returned, %d before Check", n, before)
 	}
@@ -529,10 +528,7 @@ func TestConcurrentRegisterCheck(t *testing.T) {
 			}
 		})
 	}
-	for checks.Load() < 6000 && !t.Failed() {
-		runtime.Gosched()
-		time.Sleep(time.Millisecond)
-	}
+	eventually.Within(time.Minute, func() bool { return checks.Load() >= 6000 || t.Failed() })
 	stop.Store(true)
 	wg.Wait()
 	if src := r.Sources(); len(src) == 0 || src[0] != "Base" {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/terrain/mesh"
 	"github.com/rtpengine/rtp/webmap"
 	"github.com/rtpengine/rtp/webmap/internal/browsertest"
@@ -713,12 +714,7 @@ func TestBrowserReal(t *testing.T) {
 	var cached struct {
 		Locations []struct{ X, Y, Z int } `json:"locations"`
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for len(cached.Locations) < 4 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the engine cached %d locations in 60 s", len(cached.Locations))
-		}
-		time.Sleep(100 * time.Millisecond)
+	if _, ok := eventually.Within(60*time.Second, func() bool {
 		resp, err := http.Get(srv.URL + "/v1/map/regions/default/cached")
 		if err != nil {
 			t.Fatal(err)
@@ -728,6 +724,9 @@ func TestBrowserReal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		return len(cached.Locations) >= 4
+	}); !ok {
+		t.Fatalf("the engine cached %d locations in 60 s", len(cached.Locations))
 	}
 
 	p := openPage(t, chromium, srv.URL, "")

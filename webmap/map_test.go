@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/terrain/mesh"
 	"github.com/rtpengine/rtp/terrain/meshcache"
 )
@@ -625,19 +626,11 @@ func TestDeliveryStream(t *testing.T) {
 	}
 	// A gone client ends the subscription.
 	cancel()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	eventually.True(t, 10*time.Second, "the subscription ended with its client", func() bool {
 		f.feed.mu.Lock()
-		n := len(f.feed.subs)
-		f.feed.mu.Unlock()
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the subscription outlived its client")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer f.feed.mu.Unlock()
+		return len(f.feed.subs) == 0
+	})
 }
 
 func TestMeshServe(t *testing.T) {

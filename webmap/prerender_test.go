@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/bubble"
 )
 
 // TestPrerenderPlan checks the plan: coarsest zoom first, each tile over
@@ -66,16 +68,14 @@ func TestPrerenderYields(t *testing.T) {
 			n, err := m.Prerender(context.Background(), PrerenderOptions{Busy: busy.Load, MaxTiles: 6, ViewTiles: 4})
 			res <- result{n, err}
 		}()
-		time.Sleep(10 * time.Second) // fake time: ten polls
-		synctest.Wait()
+		bubble.Advance(10 * time.Second) // fake time: ten polls
 		if r := f.reads.Load() + f.reliefs.Load(); r != 0 || m.Stats().TileRenders != 0 {
 			t.Fatalf("rendered while busy: %d reads, %d renders", r, m.Stats().TileRenders)
 		}
 		// Idle engine, but a tile request in progress.
 		m.serving.Add(1)
 		busy.Store(false)
-		time.Sleep(10 * time.Second)
-		synctest.Wait()
+		bubble.Advance(10 * time.Second)
 		if n := m.Stats().TileRenders; n != 0 {
 			t.Fatalf("rendered %d tiles while serving", n)
 		}
@@ -138,8 +138,7 @@ func TestPrerenderPreempted(t *testing.T) {
 		}()
 		<-started
 		busy.Store(true)
-		time.Sleep(DefaultPrerenderPoll) // one poll, fake time
-		synctest.Wait()
+		bubble.Advance(DefaultPrerenderPoll) // one poll, fake time
 		if st := m.Stats(); st.Preempted != 1 || st.TileRenders != 0 {
 			t.Fatalf("after Busy: preempted %d, rendered %d; want 1 and 0", st.Preempted, st.TileRenders)
 		}

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/bubble"
 )
 
 // mode is how the fake source answers for one position.
@@ -446,8 +447,7 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN, retiredN u
 			epochs.Bump(pos)
 			epoch[pos]++
 		default: // let time pass
-			time.Sleep(time.Duration(1+rng.IntN(8)) * time.Second)
-			synctest.Wait()
+			bubble.Advance(time.Duration(1+rng.IntN(8)) * time.Second)
 		}
 		expire()
 		checkInvariants(t, s)
@@ -671,8 +671,7 @@ func TestResidentAbandonedLoad(t *testing.T) {
 		var err1, err2 error
 		wg.Go(func() { _, err1 = s.Reserve(ctx1, pos) })
 		wg.Go(func() { _, err2 = s.Reserve(ctx2, pos) })
-		time.Sleep(1500 * time.Millisecond)
-		synctest.Wait()
+		bubble.Advance(1500 * time.Millisecond)
 		// One caller left; the other still waits, so the load goes on.
 		if !errors.Is(err1, context.DeadlineExceeded) {
 			t.Fatalf("first Reserve = %v, want DeadlineExceeded", err1)
@@ -753,13 +752,11 @@ func TestResidentWatchdog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(4 * time.Second)
-		synctest.Wait()
+		bubble.Advance(4 * time.Second)
 		if short.Closed() || short.Age() != 4*time.Second {
 			t.Fatalf("closed early (age %v)", short.Age())
 		}
-		time.Sleep(time.Second)
-		synctest.Wait()
+		bubble.Advance(time.Second)
 		if !short.Closed() || long.Closed() || forever.Closed() {
 			t.Fatalf("after 5 s: short %v long %v forever %v; want only short closed",
 				short.Closed(), long.Closed(), forever.Closed())
@@ -771,8 +768,7 @@ func TestResidentWatchdog(t *testing.T) {
 		if st := s.Stats(); st.Forced != 1 || st.Closed != 1 || st.Open != 2 {
 			t.Fatalf("stats: %+v", st)
 		}
-		time.Sleep(2 * time.Hour)
-		synctest.Wait()
+		bubble.Advance(2 * time.Hour)
 		if !long.Closed() || forever.Closed() {
 			t.Fatalf("after 2 h: long %v forever %v", long.Closed(), forever.Closed())
 		}
@@ -805,20 +801,18 @@ func TestResidentWatchdogOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			rs = append(rs, r)
-			time.Sleep(2 * time.Second) // opened at 0, 2 and 4 s
+			bubble.Advance(2 * time.Second) // opened at 0, 2 and 4 s
 		}
 		// At 6 s only the first is due (5 s); at 8 s the second (7 s).
 		synctest.Wait()
 		if !rs[0].Closed() || rs[1].Closed() || rs[2].Closed() {
 			t.Fatalf("at 6 s: closed %v %v %v, want only the first", rs[0].Closed(), rs[1].Closed(), rs[2].Closed())
 		}
-		time.Sleep(2 * time.Second)
-		synctest.Wait()
+		bubble.Advance(2 * time.Second)
 		if !rs[1].Closed() || rs[2].Closed() {
 			t.Fatalf("at 8 s: second closed %v, third %v; want the second only", rs[1].Closed(), rs[2].Closed())
 		}
-		time.Sleep(2 * time.Second)
-		synctest.Wait()
+		bubble.Advance(2 * time.Second)
 		if !rs[2].Closed() {
 			t.Fatal("at 10 s the third (due at 9 s) is still open")
 		}
@@ -838,8 +832,7 @@ func TestResidentNoLifespan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Hour)
-		synctest.Wait()
+		bubble.Advance(100 * time.Hour)
 		if r.Closed() {
 			t.Fatal("a reservation with no lifespan was force-closed")
 		}

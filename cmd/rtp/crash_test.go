@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/eventually"
 	_ "github.com/rtpengine/rtp/internal/sqlitedb" // the SQLite driver, for PRAGMA integrity_check of the files rtp leaves
 
 	"github.com/rtpengine/rtp/client"
@@ -241,17 +242,13 @@ func startServer(t *testing.T, bin, cfg string) *server {
 
 func waitServerReady(t *testing.T, c *client.Client) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for c.Readyz(t.Context()) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("server not ready after 60 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, 60*time.Second, "the server ready", func() bool { return c.Readyz(t.Context()) == nil })
 }
 
 // buildRTP builds the rtp command into a temporary folder and returns its
-// path, for the tests that run it as a process and kill it.
+// path, for the tests that run it as a process: to kill it, to run a
+// fleet of them, or to time it as users build it (without the race
+// detector the test binary may carry).
 func buildRTP(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "rtp")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/client"
+	"github.com/rtpengine/rtp/internal/eventually"
 )
 
 // TestNetworkTokensSurviveKill builds rtp and runs rtp serve with a
@@ -53,17 +54,17 @@ regions:
 	// network sink to have one ready.
 	reserve := func(c *client.Client, token string) client.Reservation {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			r, err := c.Reserve(t.Context(), "default", token)
-			if err == nil {
-				return r
-			}
-			if client.Code(err) != client.CodeNoLocation || time.Now().After(deadline) {
-				t.Fatalf("Reserve: %v", err)
-			}
-			time.Sleep(20 * time.Millisecond)
+		var (
+			r   client.Reservation
+			err error
+		)
+		if _, ok := eventually.Within(60*time.Second, func() bool {
+			r, err = c.Reserve(t.Context(), "default", token)
+			return err == nil || client.Code(err) != client.CodeNoLocation
+		}); !ok || err != nil {
+			t.Fatalf("Reserve: %v", err)
 		}
+		return r
 	}
 	redeemed := func(c *client.Client, what, token string) {
 		t.Helper()

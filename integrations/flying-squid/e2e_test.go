@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/eventually"
 )
 
 // The landing contract the bots check (test/bots.js measures it).
@@ -52,10 +54,11 @@ const msgUnavailable = "Random teleport is unavailable right now; try again in a
 //
 //  0. the plugin reports the bots' joins: the login reserve shrinks;
 //  1. 20 bots each /rtp three times: each is moved, stands on the ground
-//     within 5 s of its command, takes no damage and meets no fluid in the
-//     5 s after; then 4 bots form a party (/party invite, /party accept)
-//     and /rtp party: every member lands as above, on a column of its own,
-//     within the group radius of the party's centre;
+//     within 5 s of its command (100 game ticks: more when the server
+//     ticks slower), takes no damage and meets no fluid in the 5 s after;
+//     then 4 bots form a party (/party invite, /party accept) and /rtp
+//     party: every member lands as above, on a column of its own, within
+//     the group radius of the party's centre;
 //  2. a bot turns the ground under cached places to lava while the server
 //     does not save: within 1 s rtp has the report, and no bot (nor any
 //     teleport asked of rtp directly) is sent to one of them; after a scan
@@ -130,16 +133,21 @@ regions:
 
 	b := startNode(t, node, "bots", "test/bots.js", "MC_PORT="+strconv.Itoa(mcPort), "BOTS="+strconv.Itoa(bots))
 	b.await(t, "ready", 120*time.Second)
-	waitUntil(t, "the plugin to report the bots joined (login reserve of playerCap-bots)", 30*time.Second, func() bool {
+	waitUntil(t, "the plugin to report the bots joined (login reserve of playerCap-bots)", 120*time.Second, func() bool {
 		st, err := stats(rtpURL)
 		return err == nil && st.capacity("login") == playerCap-bots
 	})
 
-	// 1. Landings.
+	// 1. Landings. The contract is in game time: landMs at the game's 20
+	// ticks a second. A server slowed by a loaded machine ticks slower and
+	// gets as much more wall time.
+	ticks0, start := mc.tick(t), time.Now()
 	all := b.run(t, map[string]any{"cmd": "rtp", "rounds": rounds}, 3*time.Minute)
 	if len(all) != bots*rounds {
 		t.Fatalf("%d teleports reported, want %d: %v", len(all), bots*rounds, all)
 	}
+	tps := float64(mc.tick(t)-ticks0) / time.Since(start).Seconds()
+	allowedMs := int64(landMs * max(1, 20/max(tps, 0.1)))
 	var land []float64
 	landed, damaged := 0, 0
 	for _, r := range all {
@@ -147,8 +155,8 @@ regions:
 		case r.Error != "" || r.Message != "":
 			t.Errorf("%s round %d: %s%s", r.Bot, r.Round, r.Error, r.Message)
 			continue
-		case !r.OnGround || r.LandMs > landMs:
-			t.Errorf("%s round %d: on the ground %v after %d ms", r.Bot, r.Round, r.OnGround, r.LandMs)
+		case !r.OnGround || r.LandMs > allowedMs:
+			t.Errorf("%s round %d: on the ground %v after %d ms, want within %d ms (%.1f ticks a second)", r.Bot, r.Round, r.OnGround, r.LandMs, allowedMs, tps)
 		case r.Damage > 0:
 			damaged++
 			t.Errorf("%s round %d at %.1f %.1f %.1f: %v damage in the 5 s after landing", r.Bot, r.Round, r.X, r.Y, r.Z, r.Damage)
@@ -161,8 +169,8 @@ regions:
 		}
 	}
 	slices.Sort(land)
-	t.Logf("landings: %d bots, %d teleports, %d on the ground, %d with damage, command to landing p50 %.0f ms, p99 %.0f ms, max %.0f ms",
-		bots, len(all), landed, damaged, quantile(land, 0.50), quantile(land, 0.99), quantile(land, 1))
+	t.Logf("landings: %d bots, %d teleports, %d on the ground, %d with damage, command to landing p50 %.0f ms, p99 %.0f ms, max %.0f ms; the server at %.1f ticks a second",
+		bots, len(all), landed, damaged, quantile(land, 0.50), quantile(land, 0.99), quantile(land, 1), tps)
 
 	// 1b. A party of 4: one group teleport, every member within the
 	// group radius of the party's centre.
@@ -187,7 +195,7 @@ regions:
 			t.Fatalf("party member %s: %s%s", r.Bot, r.Error, r.Message)
 		case !r.Party:
 			t.Errorf("party member %s: not reported as a party teleport", r.Bot)
-		case !r.OnGround || r.LandMs > landMs:
+		case !r.OnGround || r.LandMs > allowedMs:
 			t.Errorf("party member %s: on the ground %v after %d ms", r.Bot, r.OnGround, r.LandMs)
 		case r.Damage > 0 || r.Fluid != "":
 			t.Errorf("party member %s at %.1f %.1f %.1f: damage %v, fluid %q", r.Bot, r.X, r.Y, r.Z, r.Damage, r.Fluid)
@@ -243,7 +251,7 @@ regions:
 	}
 	b.run(t, map[string]any{"cmd": "lava", "places": places}, time.Minute)
 	changed := time.Now()
-	waitUntil(t, "rtp to hear of the lava", 10*time.Second, func() bool {
+	waitUntil(t, "rtp to hear of the lava", 60*time.Second, func() bool {
 		st, err := stats(rtpURL)
 		return err == nil && st.Watch.Reported >= before.Watch.Reported+uint64(len(chunks))
 	})
@@ -258,7 +266,7 @@ regions:
 	// on disk: the chunks reported must not be screened from the stale
 	// copy. Every place it then caches is drawn and checked.
 	call(t, rtpURL, "POST", "/v1/admin/regions/default/scan/reset", "", http.StatusNoContent)
-	waitUntil(t, "rtp to fill its general sink again", 60*time.Second, func() bool {
+	waitUntil(t, "rtp to fill its general sink again", 120*time.Second, func() bool {
 		st, err := stats(rtpURL)
 		return err == nil && st.fill("general") >= 40
 	})
@@ -282,7 +290,7 @@ regions:
 	if drawn < 40 {
 		t.Errorf("only %d places drawn after the reset", drawn)
 	}
-	waitUntil(t, "rtp to fill its general sink after the draws", 60*time.Second, func() bool {
+	waitUntil(t, "rtp to fill its general sink after the draws", 120*time.Second, func() bool {
 		st, err := stats(rtpURL)
 		return err == nil && st.fill("general") >= bots
 	})
@@ -303,7 +311,7 @@ regions:
 		t.Fatal(err)
 	}
 	mc.await(t, "saved", 30*time.Second)
-	waitUntil(t, "rtp to see the save and end its holds", 30*time.Second, func() bool {
+	waitUntil(t, "rtp to see the save and end its holds", 90*time.Second, func() bool {
 		st, err := stats(rtpURL)
 		return err == nil && st.Watch.Held == 0
 	})
@@ -589,16 +597,12 @@ func call(t *testing.T, base, method, path, body string, want int) answer {
 	return answer{res.StatusCode, data}
 }
 
-// waitUntil polls cond every 20 ms until it holds or timeout passes.
+// waitUntil waits until cond holds, failing t when timeout passes first.
+// The bounds are generous: the test runs beside every other package's on
+// two cores, and a bound only costs time when the test fails.
 func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, timeout, what, cond)
 }
 
 func freePort(t *testing.T) int {

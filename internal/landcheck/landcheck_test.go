@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/anvilfixture"
 	"github.com/rtpengine/rtp/internal/landcheck"
 	"github.com/rtpengine/rtp/world/anvil"
 	"github.com/rtpengine/rtp/world/anvil/anviltest"
@@ -223,22 +224,9 @@ func TestOpen(t *testing.T) {
 // headroom is the top block (by name for palettes; not air for numeric
 // ids).
 func TestFixtures(t *testing.T) {
-	dir := os.Getenv("RTP_ANVIL_FIXTURES")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "fixtures", "anvil")
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*", "*", "r.*.mca"))
-	if len(files) == 0 {
-		t.Skipf("no Minecraft region fixtures under %s (set RTP_ANVIL_FIXTURES)", dir)
-	}
-	done := map[string]bool{}
-	for _, f := range files {
-		save := filepath.Dir(f)
-		if done[save] {
-			continue
-		}
-		done[save] = true
-		t.Run(filepath.Base(filepath.Dir(save))+"/"+filepath.Base(save), func(t *testing.T) {
+	for _, s := range anvilfixture.Saves(t) {
+		save := s.Dir
+		t.Run(s.Name, func(t *testing.T) {
 			w, err := anvil.Open(save, anvil.Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/bubble"
 )
 
 func TestAdmitBoundsAndTimeout(t *testing.T) {
@@ -24,7 +26,7 @@ func TestAdmitBoundsAndTimeout(t *testing.T) {
 		if TimedOut(txctx) {
 			t.Fatal("TimedOut before the transaction time ran out")
 		}
-		time.Sleep(time.Second)
+		bubble.Advance(time.Second)
 		var notAdmitted context.Context // fail paths before Admit pass none
 		if !TimedOut(txctx) || TimedOut(notAdmitted) {
 			t.Fatal("TimedOut after the transaction time = false")

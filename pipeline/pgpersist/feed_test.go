@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/pipeline/persisttest"
@@ -152,15 +153,14 @@ func TestRejoinAfterLostLease(t *testing.T) {
 	}
 	taken := claim(t, rb, 2) // two of a's returned rows, or others
 	lost, rejoined := false, false
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) && !rejoined {
+	eventually.Within(10*time.Second, func() bool {
 		if a.Stats().LeaseLost {
 			lost = true
 		} else if lost {
 			rejoined = true
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return rejoined
+	})
 	if !lost || !rejoined {
 		t.Fatalf("lease lost %v, rejoined %v: want both within 10 s", lost, rejoined)
 	}

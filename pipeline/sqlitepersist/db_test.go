@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/pacer"
 	"github.com/rtpengine/rtp/pipeline"
@@ -241,11 +242,8 @@ func TestBatchDelay(t *testing.T) {
 	for i := range 5 {
 		r2.Add(persisttest.Loc(i))
 	}
-	for db2.Stats().Written != 5 {
-		if ctx.Err() != nil {
-			t.Fatalf("writes not committed without Flush: Stats() = %+v", db2.Stats())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if _, ok := eventually.Within(10*time.Second, func() bool { return db2.Stats().Written == 5 }); !ok {
+		t.Fatalf("writes not committed without Flush: Stats() = %+v", db2.Stats())
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/pipeline/persisttest"
 )
@@ -104,13 +105,7 @@ func (l *logBuffer) String() string {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	eventually.True(t, 10*time.Second, what, cond)
 }
 
 type fixture struct {

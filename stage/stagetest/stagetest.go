@@ -834,17 +834,14 @@ func concurrentRound(t *testing.T, f Factory, capacity int, closeMidway bool) {
 		}()
 	}
 	wg.Add(1)
-	go func() { // resizer
+	go func() { // resizer: a new size every few offers
 		defer wg.Done()
 		sizes := []int{64, 1, 17, 0, 4, 200, 32, 2}
 		for i := 0; ; i++ {
-			select {
-			case <-produced:
-				return
-			default:
-			}
 			s.Resize(sizes[i%len(sizes)])
-			time.Sleep(50 * time.Microsecond)
+			if !afterOffers(&offered, 8, produced) {
+				return
+			}
 		}
 	}()
 	if closeMidway {
@@ -943,6 +940,7 @@ func testConcurrentOrder(t *testing.T, f Factory) {
 	)
 	s := newStage(t, f, "order", 16, stage.Hooks[Entry]{})
 	var producing, wg sync.WaitGroup
+	var offered atomic.Int64
 	produced := make(chan struct{})
 	for p := range producers {
 		producing.Add(1)
@@ -953,21 +951,19 @@ func testConcurrentOrder(t *testing.T, f Factory) {
 					runtime.Gosched()
 				}
 				s.Offer(NewEntry(uint64(p*perProducer + i + 1)))
+				offered.Add(1)
 			}
 		}()
 	}
 	wg.Add(1)
-	go func() {
+	go func() { // resizer: a new size every few offers
 		defer wg.Done()
 		sizes := []int{3, 64, 8, 1, 128, 16}
 		for i := 0; ; i++ {
-			select {
-			case <-produced:
-				return
-			default:
-			}
 			s.Resize(sizes[i%len(sizes)])
-			time.Sleep(50 * time.Microsecond)
+			if !afterOffers(&offered, 8, produced) {
+				return
+			}
 		}
 	}()
 	var last [producers]uint64
@@ -1045,5 +1041,25 @@ func testAllocs(t *testing.T, f Factory) {
 	}
 	if adds.Load() == 0 || removes.Load() == 0 || disposes.Load() == 0 {
 		t.Fatalf("hooks ran %d/%d/%d times: the measured paths did not fire them", adds.Load(), removes.Load(), disposes.Load())
+	}
+}
+
+// afterOffers waits, yielding the processor, until n more offers than when
+// it was called have been counted in offered, and reports true; or it
+// reports false once done is closed.
+func afterOffers(offered *atomic.Int64, n int64, done <-chan struct{}) bool {
+	for target := offered.Load() + n; offered.Load() < target; {
+		select {
+		case <-done:
+			return false
+		default:
+		}
+		runtime.Gosched()
+	}
+	select {
+	case <-done:
+		return false
+	default:
+		return true
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/terrain"
 	"github.com/rtpengine/rtp/terrain/mesh"
 )
@@ -274,14 +275,12 @@ func TestReleasesMeshes(t *testing.T) {
 	}
 	waitFreed := func(want int32, after string) {
 		t.Helper()
-		for range 200 {
+		if _, ok := eventually.Within(10*time.Second, func() bool {
 			runtime.GC()
-			if freed.Load() >= want {
-				return
-			}
-			time.Sleep(time.Millisecond)
+			return freed.Load() >= want
+		}); !ok {
+			t.Fatalf("after %s: %d meshes reclaimed, want %d", after, freed.Load(), want)
 		}
-		t.Fatalf("after %s: %d meshes reclaimed, want %d", after, freed.Load(), want)
 	}
 	store("a", 2)
 	store("b", 2)

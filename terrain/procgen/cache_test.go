@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/rtpengine/rtp/internal/eventually"
 )
 
 // fakeCells returns a compute function that counts calls per key and
@@ -94,9 +96,7 @@ func TestCellCacheSharedMiss(t *testing.T) {
 		})
 	}
 	// Wait until the computation is in flight, then a waiter that gives up.
-	for computes.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	eventually.True(t, 10*time.Second, "the computation in flight", func() bool { return computes.Load() > 0 })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	if _, err := c.get(ctx, k); !errors.Is(err, context.DeadlineExceeded) {

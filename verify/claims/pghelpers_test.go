@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/internal/pgtest"
 	"github.com/rtpengine/rtp/verify/claims"
 )
@@ -67,19 +68,10 @@ func pgExec(t testing.TB, u string, stmts ...string) {
 	}
 }
 
-// waitFor polls cond every millisecond until it holds or limit passes,
-// and returns how long it took and whether it held.
+// waitFor asks cond until it holds or limit passes, and returns how long
+// it took and whether it held.
 func waitFor(limit time.Duration, cond func() bool) (time.Duration, bool) {
-	start := time.Now()
-	for {
-		if cond() {
-			return time.Since(start), true
-		}
-		if time.Since(start) > limit {
-			return time.Since(start), false
-		}
-		time.Sleep(time.Millisecond)
-	}
+	return eventually.Within(limit, cond)
 }
 
 // tcpProxy forwards connections on a loopback port to the PostgreSQL

@@ -482,6 +482,10 @@ func contractConcurrent(t *testing.T, k backendKind) {
 	base := add(t, s, rect("w", "base", 0, 0, 99, 99))
 	var stop atomic.Bool
 	var writers, readers sync.WaitGroup
+	// Readers run a burst of lookups per write, so that they leave the
+	// cores to the writers (and to a database server on this machine).
+	wrote := make(chan struct{}, 1)
+	writersDone := make(chan struct{})
 	const nWriters = 2
 	for w := range nWriters {
 		writers.Go(func() {
@@ -504,6 +508,10 @@ func contractConcurrent(t *testing.T, k backendKind) {
 					return
 				}
 				mine = append(mine, c.ID)
+				select {
+				case wrote <- struct{}{}:
+				default:
+				}
 			}
 		})
 	}
@@ -525,16 +533,18 @@ func contractConcurrent(t *testing.T, k backendKind) {
 					t.Errorf("Contains(%d, %d) = %v, which is not there", x, z, c)
 					return
 				}
-				// Now and then leave the cores to the writers (and to a
-				// database server on the same machine).
 				if lookups.Add(1)%64 == 0 {
-					time.Sleep(10 * time.Microsecond)
+					select {
+					case <-wrote:
+					case <-writersDone:
+					}
 				}
 			}
 		})
 	}
 	writers.Wait()
 	stop.Store(true)
+	close(writersDone)
 	readers.Wait()
 	if lookups.Load() == 0 {
 		t.Fatal("no lookups ran")

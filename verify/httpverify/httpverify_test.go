@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/verify"
 	"github.com/rtpengine/rtp/verify/httpverify"
 )
@@ -234,10 +235,7 @@ func slowServer(t *testing.T, opts httpverify.Options) (*httpverify.Verifier, *s
 // before the server even reads it; then there is nothing to see.)
 func (s *slow) waitGone(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.gone.Load() != s.started.Load() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	eventually.Within(10*time.Second, func() bool { return s.gone.Load() == s.started.Load() })
 	if g, st, a := s.gone.Load(), s.started.Load(), s.answered.Load(); g != st || a != 0 {
 		t.Errorf("server: %d requests started, %d dropped by the client, %d answered; want all dropped", st, g, a)
 	}

@@ -13,7 +13,9 @@ import (
 
 	"github.com/Tnze/go-mc/nbt"
 	kpzlib "github.com/klauspost/compress/zlib"
+
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/anvilfixture"
 	"github.com/rtpengine/rtp/world"
 )
 
@@ -28,11 +30,10 @@ type benchRegion struct {
 // benchmark below (17 files, 2,910 chunks, every layout since 1.8).
 func benchRegions(b *testing.B) ([]benchRegion, int) {
 	b.Helper()
-	dir := fixtureDir(b)
 	var out []benchRegion
 	total := 0
 	for _, fx := range fixtures {
-		file := filepath.Join(dir, fx.path)
+		file := anvilfixture.Path(b, fx.path)
 		w, err := Open(filepath.Dir(file), Options{})
 		if err != nil {
 			b.Fatal(err)

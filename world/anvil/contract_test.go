@@ -2,36 +2,21 @@ package anvil_test
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/anvilfixture"
 	"github.com/rtpengine/rtp/world"
 	"github.com/rtpengine/rtp/world/anvil"
 	"github.com/rtpengine/rtp/world/worldtest"
 )
-
-// contractFixtures returns the fixture folder, skipping t when it is
-// absent (as the package's other fixture tests do).
-func contractFixtures(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("RTP_ANVIL_FIXTURES"); d != "" {
-		return d
-	}
-	d, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "anvil"))
-	if _, err := os.Stat(filepath.Join(d, "SOURCES.md")); err != nil {
-		t.Skipf("anvil fixtures absent: set RTP_ANVIL_FIXTURES or place them at %s (%v)", d, err)
-	}
-	return d
-}
 
 // TestSourceContract runs the world.Source contract suite on real saves
 // of several game versions (numeric ids, the flattening, the 1.18 height
 // change), with and without block data: present chunks and empty slots of
 // the fixture's region file, and a region without a file.
 func TestSourceContract(t *testing.T) {
-	root := contractFixtures(t)
 	for _, tc := range []struct {
 		dir    string
 		region geom.Region
@@ -40,7 +25,7 @@ func TestSourceContract(t *testing.T) {
 		{"prismarine-provider-anvil/1.16", geom.Region{X: 0, Z: -1}},
 		{"prismarine-provider-anvil/1.20.6", geom.Region{X: 0, Z: 0}},
 	} {
-		dir := filepath.Join(root, tc.dir)
+		dir := anvilfixture.Path(t, tc.dir)
 		present, ungenerated := scanRegion(t, dir, tc.region)
 		// A region without a file holds no chunk at all.
 		ungenerated = append(ungenerated, geom.Region{X: tc.region.X + 40, Z: tc.region.Z}.Origin())

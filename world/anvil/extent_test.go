@@ -9,20 +9,20 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/anvilfixture"
 )
 
 // saveOf lays the given fixture region files out as a save folder's
 // overworld (DIR/region/r.X.Z.mca) and returns DIR.
 func saveOf(tb testing.TB, files ...string) string {
 	tb.Helper()
-	src := fixtureDir(tb)
 	dir := tb.TempDir()
 	reg := filepath.Join(dir, "region")
 	if err := os.MkdirAll(reg, 0o755); err != nil {
 		tb.Fatal(err)
 	}
 	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(src, f))
+		b, err := os.ReadFile(anvilfixture.Path(tb, f))
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/anvilfixture"
 	"github.com/rtpengine/rtp/world"
 )
 
@@ -77,11 +78,10 @@ type fixtureStats struct {
 }
 
 func TestFixtures(t *testing.T) {
-	dir := fixtureDir(t)
 	for _, f := range fixtures {
 		t.Run(f.path, func(t *testing.T) {
 			t.Parallel()
-			st := checkFixture(t, filepath.Join(dir, f.path), f)
+			st := checkFixture(t, anvilfixture.Path(t, f.path), f)
 			t.Logf("%s: chunks %d, full %d, DataVersion %v, full columns %d, heightmap/scan disagreements %d, legacy HeightMap vs light scan %d, vs top %d, landings %d, fluid tops %d",
 				f.path, st.chunks, st.full, st.dataVersions, st.columns, st.hmVsScan, st.lightVsScan, st.lightVsTop, st.landings, st.fluid)
 			if strings.Contains(f.path, "1.18.2") && st.fluid == 0 {

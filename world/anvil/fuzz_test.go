@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/anvilfixture"
 	"github.com/rtpengine/rtp/world"
 )
 
@@ -25,13 +26,9 @@ func seedChunks(f *testing.F) [][]byte {
 	var out [][]byte
 	top := func(x, z int) int { return 3 + x }
 	out = append(out, modernChunk(f, 0, 0, -4, "minecraft:full", heightsOf(-64, top), flatSections(-4, 1, top, nil)...))
-	dir := os.Getenv("RTP_ANVIL_FIXTURES")
-	if dir == "" {
-		dir, _ = filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "anvil"))
-	}
 	for _, p := range []string{"NBT/1_18/r.15.-9.mca", "NBT/root/r.0.0.mca", "NBT/root/r.2.2.mca", "NBT/1_17_1/r.-3.-2.mca"} {
-		file := filepath.Join(dir, p)
-		if _, err := os.Stat(file); err != nil {
+		file, err := anvilfixture.Lookup(p)
+		if err != nil {
 			continue // fixtures absent: synthetic seeds only
 		}
 		for _, payload := range oracleRaw(f, file) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/Tnze/go-mc/nbt"
+
 	"github.com/rtpengine/rtp/world"
 )
 
@@ -23,20 +23,6 @@ import (
 // decodes chunks with a general reflective NBT library (go-mc) into maps and
 // unpacks block data bit by bit, sharing no code with the reader except the
 // legacy name tables (definitions, not decoding).
-
-// fixtureDir finds the real region files: $RTP_ANVIL_FIXTURES, or
-// shared/fixtures/anvil beside the repository.
-func fixtureDir(tb testing.TB) string {
-	tb.Helper()
-	if d := os.Getenv("RTP_ANVIL_FIXTURES"); d != "" {
-		return d
-	}
-	d, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "anvil"))
-	if _, err := os.Stat(filepath.Join(d, "SOURCES.md")); err != nil {
-		tb.Skipf("anvil fixtures absent: set RTP_ANVIL_FIXTURES or place them at %s (%v)", d, err)
-	}
-	return d
-}
 
 // oracleChunk is one chunk as the oracle reads it.
 type oracleChunk struct {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/anvilfixture"
 	"github.com/rtpengine/rtp/world"
 )
 
@@ -113,12 +114,11 @@ func union(r geom.Region, hs ...*Header) []geom.Chunk {
 }
 
 func TestPoll(t *testing.T) {
-	fx := fixtureDir(t)
 	dir := t.TempDir()
 	rA, rB := geom.Region{X: 0, Z: 0}, geom.Region{X: 0, Z: -1}
 	fileA, fileB := filepath.Join(dir, RegionName(rA)), filepath.Join(dir, RegionName(rB))
-	copyFile(t, filepath.Join(fx, "prismarine-provider-anvil/1.21.1/r.0.0.mca"), fileA)
-	copyFile(t, filepath.Join(fx, "prismarine-provider-anvil/1.16/r.0.-1.mca"), fileB)
+	copyFile(t, anvilfixture.Path(t, "prismarine-provider-anvil/1.21.1/r.0.0.mca"), fileA)
+	copyFile(t, anvilfixture.Path(t, "prismarine-provider-anvil/1.16/r.0.-1.mca"), fileB)
 	stamp(t, fileA, 0)
 	stamp(t, fileB, 0)
 	w := openPolled(t, dir, Options{})
@@ -185,7 +185,7 @@ func TestPoll(t *testing.T) {
 	t.Run("new file", func(t *testing.T) {
 		rC := geom.Region{X: -1, Z: 0}
 		fileC := filepath.Join(dir, RegionName(rC))
-		copyFile(t, filepath.Join(fx, "prismarine-provider-anvil/1.8.9/r.-1.0.mca"), fileC)
+		copyFile(t, anvilfixture.Path(t, "prismarine-provider-anvil/1.8.9/r.-1.0.mca"), fileC)
 		c := poll(t, w)
 		if want := union(rC, readHeaderFile(t, fileC)); !slices.Equal(c.Chunks, want) || !slices.Equal(c.Regions, []geom.Region{rC}) {
 			t.Fatalf("Poll after a new file = %d chunks, regions %v; want %d of %v", len(c.Chunks), c.Regions, len(want), rC)
@@ -517,12 +517,11 @@ func FuzzParseNames(f *testing.F) {
 // BenchmarkPoll polls a folder of 64 unchanged region files (copies of
 // the fixtures).
 func BenchmarkPoll(b *testing.B) {
-	fx := fixtureDir(b)
 	dir := b.TempDir()
 	const files = 64
 	for i := range files {
 		f := fixtures[i%len(fixtures)]
-		copyFile(b, filepath.Join(fx, f.path), filepath.Join(dir, RegionName(geom.Region{X: int64(i % 8), Z: int64(i / 8)})))
+		copyFile(b, anvilfixture.Path(b, f.path), filepath.Join(dir, RegionName(geom.Region{X: int64(i % 8), Z: int64(i / 8)})))
 	}
 	for i := range files {
 		stamp(b, filepath.Join(dir, RegionName(geom.Region{X: int64(i % 8), Z: int64(i / 8)})), 0)
@@ -550,11 +549,10 @@ func BenchmarkPoll(b *testing.B) {
 // slot was last seen keeps an identical slot; Poll reports it with the
 // next change to the file.
 func TestPollSameSecond(t *testing.T) {
-	fx := fixtureDir(t)
 	dir := t.TempDir()
 	r := geom.Region{X: 0, Z: 0}
 	file := filepath.Join(dir, RegionName(r))
-	copyFile(t, filepath.Join(fx, "prismarine-provider-anvil/1.21.1/r.0.0.mca"), file)
+	copyFile(t, anvilfixture.Path(t, "prismarine-provider-anvil/1.21.1/r.0.0.mca"), file)
 	stamp(t, file, 0)
 	w := openPolled(t, dir, Options{})
 	present := union(r, readHeaderFile(t, file))

@@ -12,6 +12,7 @@ import (
 	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/anvilfixture"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/world/anvil"
 )
@@ -19,14 +20,7 @@ import (
 // TestPickMinecraftWorld picks 20 locations from a real 1.16 region file
 // and checks each against an independent read of the same file.
 func TestPickMinecraftWorld(t *testing.T) {
-	dir := os.Getenv("RTP_ANVIL_FIXTURES")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "..", "shared", "fixtures", "anvil")
-	}
-	save := filepath.Join(dir, "prismarine-provider-anvil", "1.16")
-	if _, err := os.Stat(save); err != nil {
-		t.Skipf("no Minecraft region fixtures at %s (set RTP_ANVIL_FIXTURES): %v", save, err)
-	}
+	save := anvilfixture.Path(t, "prismarine-provider-anvil/1.16")
 	out, stderr, err := run(t, "pick", "--world", save, "-n", "20", "--x", "256", "--z", "-256", "--radius", "240", "--json")
 	if err != nil {
 		t.Fatalf("pick: %v\n%s", err, stderr)

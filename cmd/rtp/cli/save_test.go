@@ -14,6 +14,7 @@ import (
 
 	"github.com/rtpengine/rtp/client"
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/anvilfixture"
 	"github.com/rtpengine/rtp/world/anvil"
 )
 
@@ -26,15 +27,7 @@ const fixture116 = "prismarine-provider-anvil/1.16/r.0.-1.mca"
 // when the fixtures are absent.
 func fixtureFile(t *testing.T, name string) string {
 	t.Helper()
-	dir := os.Getenv("RTP_ANVIL_FIXTURES")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "..", "shared", "fixtures", "anvil")
-	}
-	p := filepath.Join(dir, name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("no Minecraft region fixtures at %s (set RTP_ANVIL_FIXTURES): %v", dir, err)
-	}
-	return p
+	return anvilfixture.Path(t, name)
 }
 
 // saveWith lays region files out as a save folder's overworld

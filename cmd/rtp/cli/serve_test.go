@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/client"
+	"github.com/rtpengine/rtp/internal/anvilfixture"
+	"github.com/rtpengine/rtp/internal/eventually"
 )
 
 // served is a running rtp serve.
@@ -126,16 +128,9 @@ func startServe(t *testing.T, args ...string) *served {
 // waitReady polls /readyz until the server is ready.
 func waitReady(t *testing.T, c *client.Client) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := c.Readyz(t.Context())
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server not ready after 30s: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var err error
+	if _, ok := eventually.Within(60*time.Second, func() bool { err = c.Readyz(t.Context()); return err == nil }); !ok {
+		t.Fatalf("server not ready after 60s: %v", err)
 	}
 }
 
@@ -219,17 +214,15 @@ func TestServe(t *testing.T) {
 
 	// Let the refill put something in cold for the restart to bring back
 	// (screening shares the processors with every other test here).
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		st, err := c.Stats(ctx, "default")
-		if err != nil {
+	var before client.Stats
+	if _, ok := eventually.Within(60*time.Second, func() bool {
+		var err error
+		if before, err = c.Stats(ctx, "default"); err != nil {
 			t.Fatal(err)
 		}
-		if st.Pipeline.Cold.Fill > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no cold location after 60s: %+v", st.Pipeline)
-		}
+		return before.Pipeline.Cold.Fill > 0
+	}); !ok {
+		t.Fatalf("no cold location after 60s: %+v", before.Pipeline)
 	}
 	if err := s.stop(t); err != nil {
 		t.Fatalf("serve after its context ended = %v\n%s", err, s.log())
@@ -334,14 +327,7 @@ func TestServeHangupReloads(t *testing.T) {
 // TestServeMinecraftWorld serves locations from a real 1.16 save.
 func TestServeMinecraftWorld(t *testing.T) {
 	t.Parallel()
-	dir := os.Getenv("RTP_ANVIL_FIXTURES")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "..", "shared", "fixtures", "anvil")
-	}
-	save := filepath.Join(dir, "prismarine-provider-anvil", "1.16")
-	if _, err := os.Stat(save); err != nil {
-		t.Skipf("no Minecraft region fixtures at %s (set RTP_ANVIL_FIXTURES): %v", save, err)
-	}
+	save := anvilfixture.Path(t, "prismarine-provider-anvil/1.16")
 	// The fixture holds one region file, r.0.-1: the region's shape stays
 	// inside it.
 	path := writeConfig(t, "data_dir: "+t.TempDir()+`

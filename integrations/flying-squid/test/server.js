@@ -33,7 +33,9 @@ const serv = mcServer.createMCServer({
   worldFolder: process.env.MC_WORLD,
   generation: { name: process.env.MC_GENERATION || 'diamond_square', options: { worldHeight: 80, seed: 7 } },
   kickTimeout: 30000,
-  plugins: { [plugin]: { cooldownMs: 0, regionPermission: 'all', landTimeoutMs: 8000 } },
+  // timeoutMs: on a machine loaded by other tests rtp may answer late;
+  // the plugin's own timeouts are the unit tests' business.
+  plugins: { [plugin]: { cooldownMs: 0, regionPermission: 'all', landTimeoutMs: 8000, timeoutMs: 15000 } },
   modpe: false,
   'view-distance': 2,
   'player-list-text': { header: { text: '' }, footer: { text: '' } },

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/rtpengine/rtp/internal/bubble"
 	"github.com/rtpengine/rtp/pipeline"
 )
 
@@ -348,80 +350,85 @@ func TestHotMarksCommitAlone(t *testing.T) {
 // that follow it, and they share one commit; Close cuts the wait short
 // and commits them.
 func TestHotDelayGathers(t *testing.T) {
-	f := &fakeDB{}
-	w := newDelayedWriter(t, f, time.Hour, 200*time.Millisecond)
-	a, b := Row{Region: "r", X: 1}, Row{Region: "r", X: 2}
-	ca := markHot(w, a)
-	time.Sleep(20 * time.Millisecond)
-	cb := markHot(w, b)
-	for _, c := range []<-chan error{ca, cb} {
-		if err := answer(t, "hot mark", c); err != nil {
-			t.Fatal(err)
+	// On a fake clock: the hot delay and Close's haste are exact.
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeDB{}
+		w := newDelayedWriter(t, f, time.Hour, 200*time.Millisecond)
+		a, b := Row{Region: "r", X: 1}, Row{Region: "r", X: 2}
+		ca := markHot(w, a)
+		bubble.Advance(20 * time.Millisecond)
+		cb := markHot(w, b)
+		for _, c := range []<-chan error{ca, cb} {
+			if err := answer(t, "hot mark", c); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	f.mu.Lock()
-	applied := f.applied
-	f.mu.Unlock()
-	if len(applied) != 1 || len(applied[0]) != 2 {
-		t.Fatalf("commits = %+v, want one holding both marks", applied)
-	}
+		f.mu.Lock()
+		applied := f.applied
+		f.mu.Unlock()
+		if len(applied) != 1 || len(applied[0]) != 2 {
+			t.Fatalf("commits = %+v, want one holding both marks", applied)
+		}
 
-	cc := markHot(w, Row{Region: "r", X: 3})
-	start := time.Now()
-	if first, err := w.Close(nil); !first || err != nil {
-		t.Fatalf("Close = %v, %v", first, err)
-	}
-	if err := answer(t, "mark at Close", cc); err != nil {
-		t.Fatalf("mark committed by Close = %v, want nil", err)
-	}
-	if d := time.Since(start); d >= 200*time.Millisecond {
-		t.Fatalf("Close took %v: it waited out the hot delay", d)
-	}
+		cc := markHot(w, Row{Region: "r", X: 3})
+		start := time.Now()
+		if first, err := w.Close(nil); !first || err != nil {
+			t.Fatalf("Close = %v, %v", first, err)
+		}
+		if err := answer(t, "mark at Close", cc); err != nil {
+			t.Fatalf("mark committed by Close = %v, want nil", err)
+		}
+		if d := time.Since(start); d >= 200*time.Millisecond {
+			t.Fatalf("Close took %v: it waited out the hot delay", d)
+		}
+	})
 }
 
 // TestLazyHotMarkRidesBatch: a hot mark that is not urgent waits for the
 // batch like any other write and is committed with it, in one commit; an
 // urgent mark queued later takes it along in its own commit.
 func TestLazyHotMarkRidesBatch(t *testing.T) {
-	ctx := context.Background()
-	f := &fakeDB{}
-	w := newDelayedWriter(t, f, time.Hour, 0)
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		f := &fakeDB{}
+		w := newDelayedWriter(t, f, time.Hour, 0)
 
-	other := pipeline.Location{World: "w", X: 1}
-	lazy := pipeline.Location{World: "w", X: 2}
-	w.Add("r", "k", other)
-	c := make(chan error, 1)
-	w.MarkHot("r", "k", lazy, false, func(err error) { c <- err })
-	time.Sleep(50 * time.Millisecond)
-	select {
-	case err := <-c:
-		t.Fatalf("a mark that is not urgent was committed before its batch (%v)", err)
-	default:
-	}
-	if err := w.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := answer(t, "lazy mark", c); err != nil {
-		t.Fatalf("lazy mark = %v, want nil", err)
-	}
-	f.mu.Lock()
-	applied := slices.Clone(f.applied)
-	f.mu.Unlock()
-	if len(applied) != 1 || len(applied[0]) != 2 {
-		t.Fatalf("commits = %+v, want one holding the Add and the mark", applied)
-	}
-
-	lazy2 := pipeline.Location{World: "w", X: 3}
-	urgent := pipeline.Location{World: "w", X: 4}
-	c2 := make(chan error, 1)
-	w.MarkHot("r", "k", lazy2, false, func(err error) { c <- err })
-	w.MarkHot("r", "k", urgent, true, func(err error) { c2 <- err })
-	for what, ch := range map[string]<-chan error{"lazy mark": c, "urgent mark": c2} {
-		if err := answer(t, what, ch); err != nil {
-			t.Fatalf("%s = %v, want nil", what, err)
+		other := pipeline.Location{World: "w", X: 1}
+		lazy := pipeline.Location{World: "w", X: 2}
+		w.Add("r", "k", other)
+		c := make(chan error, 1)
+		w.MarkHot("r", "k", lazy, false, func(err error) { c <- err })
+		bubble.Advance(time.Minute) // well short of the batch delay
+		select {
+		case err := <-c:
+			t.Fatalf("a mark that is not urgent was committed before its batch (%v)", err)
+		default:
 		}
-	}
-	if got := f.last(); len(got) != 2 || !got[0].Hot || !got[1].Hot {
-		t.Fatalf("urgent commit = %+v, want both marks", got)
-	}
+		if err := w.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := answer(t, "lazy mark", c); err != nil {
+			t.Fatalf("lazy mark = %v, want nil", err)
+		}
+		f.mu.Lock()
+		applied := slices.Clone(f.applied)
+		f.mu.Unlock()
+		if len(applied) != 1 || len(applied[0]) != 2 {
+			t.Fatalf("commits = %+v, want one holding the Add and the mark", applied)
+		}
+
+		lazy2 := pipeline.Location{World: "w", X: 3}
+		urgent := pipeline.Location{World: "w", X: 4}
+		c2 := make(chan error, 1)
+		w.MarkHot("r", "k", lazy2, false, func(err error) { c <- err })
+		w.MarkHot("r", "k", urgent, true, func(err error) { c2 <- err })
+		for what, ch := range map[string]<-chan error{"lazy mark": c, "urgent mark": c2} {
+			if err := answer(t, what, ch); err != nil {
+				t.Fatalf("%s = %v, want nil", what, err)
+			}
+		}
+		if got := f.last(); len(got) != 2 || !got[0].Hot || !got[1].Hot {
+			t.Fatalf("urgent commit = %+v, want both marks", got)
+		}
+	})
 }

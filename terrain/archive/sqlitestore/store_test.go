@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/terrain/archive"
 	"github.com/rtpengine/rtp/terrain/archive/internal/dbstore"
@@ -518,16 +519,12 @@ func TestTouchRule(t *testing.T) {
 			t.Fatal("Get(a) missed")
 		}
 		db := raw(t, path)
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			rec := recencies(t, db)
-			if rec[string(a.Key)] > rec[string(b.Key)] {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("recency %v: the hit on a was not applied without a write", rec)
-			}
-			time.Sleep(10 * time.Millisecond)
+		var rec map[string]int64
+		if _, ok := eventually.Within(10*time.Second, func() bool {
+			rec = recencies(t, db)
+			return rec[string(a.Key)] > rec[string(b.Key)]
+		}); !ok {
+			t.Fatalf("recency %v: the hit on a was not applied without a write", rec)
 		}
 	})
 	t.Run("AppliedWhenBatchFull", func(t *testing.T) {
@@ -547,19 +544,15 @@ func TestTouchRule(t *testing.T) {
 		}
 		// TouchDelay is an hour: only the full batch can have flushed them.
 		db := raw(t, path)
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			rec := recencies(t, db)
+		var rec map[string]int64
+		if _, ok := eventually.Within(10*time.Second, func() bool {
+			rec = recencies(t, db)
 			// r0, the last hit, may still be pending: it may be a batch's
 			// 257th touch.
-			if rec[string(rs[1].Key)] > rec[string(rs[2].Key)] && rec[string(rs[2].Key)] > rec[string(rs[3].Key)] {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("recency r1 %d, r2 %d, r3 %d: a full batch of hits was not applied in hit order",
-					rec[string(rs[1].Key)], rec[string(rs[2].Key)], rec[string(rs[3].Key)])
-			}
-			time.Sleep(10 * time.Millisecond)
+			return rec[string(rs[1].Key)] > rec[string(rs[2].Key)] && rec[string(rs[2].Key)] > rec[string(rs[3].Key)]
+		}); !ok {
+			t.Fatalf("recency r1 %d, r2 %d, r3 %d: a full batch of hits was not applied in hit order",
+				rec[string(rs[1].Key)], rec[string(rs[2].Key)], rec[string(rs[3].Key)])
 		}
 	})
 	t.Run("AppliedOnClose", func(t *testing.T) {
@@ -582,7 +575,7 @@ func TestTouchRule(t *testing.T) {
 		// A write that fails (here: it cannot take the database lock) puts
 		// its touches back; the next write applies them before evicting.
 		path := dbPath(t)
-		s := mustOpen(t, path, Options{Limits: archive.Limits{MaxEntries: 2}, TouchDelay: time.Hour, TxTimeout: 100 * time.Millisecond})
+		s := mustOpen(t, path, Options{Limits: archive.Limits{MaxEntries: 2}, TouchDelay: time.Hour, TxTimeout: time.Second})
 		a, b := record(key("a", 10), 10), record(key("b", 10), 10)
 		putAll(t, s, a, b)
 		if _, ok, _ := s.Get(t.Context(), a.Digest); !ok {
@@ -618,7 +611,8 @@ func TestTouchRule(t *testing.T) {
 
 func TestTxTimeout(t *testing.T) {
 	path := dbPath(t)
-	s := mustOpen(t, path, Options{TxTimeout: 100 * time.Millisecond})
+	// A bound a loaded machine's reads and writes keep within.
+	s := mustOpen(t, path, Options{TxTimeout: time.Second})
 	putAll(t, s, record(key("a", 10), 10))
 	db := raw(t, path)
 	conn, err := db.Conn(t.Context())
@@ -631,10 +625,10 @@ func TestTxTimeout(t *testing.T) {
 	}
 	start := time.Now()
 	err = s.Put(t.Context(), record(key("b", 10), 10))
-	if elapsed := time.Since(start); elapsed > 2*time.Second {
-		t.Fatalf("Put took %v with a 100ms transaction bound", elapsed)
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Fatalf("Put took %v with a 1s transaction bound", elapsed)
 	}
-	if !errors.Is(err, errTxTimeout) || errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "sqlitestore: put: transaction timed out after 100ms") {
+	if !errors.Is(err, errTxTimeout) || errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "sqlitestore: put: transaction timed out after 1s") {
 		t.Fatalf("Put = %v, want a transaction timeout that is not a context error", err)
 	}
 	// Reads are not blocked by a writer in WAL mode.
@@ -651,7 +645,9 @@ func TestTxTimeout(t *testing.T) {
 // and the background recency update, waits for one; then that the wait
 // does not count against TxTimeout.
 func TestAdmission(t *testing.T) {
-	s := mustOpen(t, dbPath(t), Options{MaxConcurrentTx: 2, TxTimeout: 100 * time.Millisecond, TouchDelay: 10 * time.Millisecond})
+	// The bound is long enough for a loaded machine to commit within it.
+	const txTimeout = time.Second
+	s := mustOpen(t, dbPath(t), Options{MaxConcurrentTx: 2, TxTimeout: txTimeout, TouchDelay: 10 * time.Millisecond})
 	r := record(key("a", 10), 10)
 	putAll(t, s, r)
 	_, free1, _ := s.gate.Admit(t.Context())
@@ -680,16 +676,16 @@ func TestAdmission(t *testing.T) {
 	// The hit's recency update needs a slot too.
 	_, free1, _ = s.gate.Admit(t.Context())
 	_, free2, _ = s.gate.Admit(t.Context())
-	time.Sleep(100 * time.Millisecond)
-	if n := s.touches.len(); n != 1 {
-		t.Fatalf("%d touches pending while every slot was taken, want 1", n)
-	}
-	// Calls that wait 3x TxTimeout for a slot then succeed: the wait is
-	// not part of their transaction's time.
+	// Calls that wait longer than TxTimeout for a slot then succeed: the
+	// wait is not part of their transaction's time. Meanwhile the recency
+	// update (due after TouchDelay, 10ms) waits too.
 	errs := make(chan error, 2)
 	go func() { _, _, err := s.Get(t.Context(), r.Digest); errs <- err }()
 	go func() { errs <- s.Put(t.Context(), record(key("c", 10), 10)) }()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(txTimeout * 3 / 2)
+	if n := s.touches.len(); n != 1 {
+		t.Fatalf("%d touches pending while every slot was taken, want 1", n)
+	}
 	free1()
 	free2()
 	for range 2 {
@@ -697,13 +693,7 @@ func TestAdmission(t *testing.T) {
 			t.Fatalf("call admitted after a long wait = %v, want nil", err)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for s.touches.len() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("touches still pending after the slots were freed")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	eventually.True(t, 10*time.Second, "the pending touches applied once the slots were freed", func() bool { return s.touches.len() == 0 })
 }
 
 // TestSharedFile runs two Stores (as two processes would) on one file.

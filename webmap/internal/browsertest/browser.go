@@ -103,7 +103,11 @@ func Idle(ctx context.Context, timeout time.Duration) error {
 		if !replaced(err) || !time.Now().Before(deadline) {
 			return fmt.Errorf("browsertest: page did not start: %w", err)
 		}
-		time.Sleep(10 * time.Millisecond)
+		select { // a moment for the new context to exist
+		case <-ctx.Done():
+			return fmt.Errorf("browsertest: page did not start: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 	ok, err := Eval[bool](ctx, fmt.Sprintf(`window.rtpMap.idle(%d)`, timeout.Milliseconds()))
 	if err != nil {

@@ -24,7 +24,9 @@ async function serve (handler) {
   return { url: `http://127.0.0.1:${srv.address().port}`, srv }
 }
 
-const base = { token: '', timeoutMs: 500, retries: 3, backoffMs: 5, waitMs: 100 }
+// A bound a loaded machine's local server answers within; the tests of
+// timeouts set their own.
+const base = { token: '', timeoutMs: 10000, retries: 3, backoffMs: 5, waitMs: 100 }
 
 test('config: defaults, settings, environment, and bad values', () => {
   const c = config.load({ region: 'r', cooldownMs: 5 }, { RTP_URL: 'http://h:1/', RTP_COOLDOWN_MS: '7' })
