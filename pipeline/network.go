@@ -231,7 +231,10 @@ func (n *NetworkSink) ReserveWait(ctx context.Context, t token.Token, wait time.
 			if !errors.Is(err, ErrMiss) {
 				return loc, expires, err
 			}
-			continue
+			// Counted but not ready (another caller took the last one,
+			// or an offer is not published yet): wait for the next
+			// landing as with an empty pool. Looping at once instead
+			// spun, deaf to ctx and the timer, for as long as that lasted.
 		}
 		select {
 		case <-next:
