@@ -246,29 +246,46 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	return s.writeJSON(w, http.StatusOK, APIStats(st))
 }
 
+// requestWait is the wait a body's waitMs asks for, or the server's
+// default when it names none.
+func (s *Server) requestWait(ms *int64) time.Duration {
+	if ms == nil {
+		return s.opts.DefaultWait
+	}
+	return time.Duration(*ms) * time.Millisecond
+}
+
+// waitContext returns the context a request for a place waits in. The
+// engine bounds the wait (Request.Wait) and ends it at the drain
+// (Request.Done), so a place served at once sets up no timer: only "do not
+// wait" takes an already expired context.
+func waitContext(r *http.Request, wait time.Duration) (context.Context, context.CancelFunc) {
+	if wait <= 0 {
+		return context.WithTimeout(r.Context(), 0)
+	}
+	return r.Context(), func() {}
+}
+
+// drainMiss reports whether err, from a request for a place, is a miss or
+// a shutdown met while the server drains: the client is then told the
+// server is shutting down.
+func (s *Server) drainMiss(err error) bool {
+	var ee *engine.Error
+	return s.drain.Err() != nil && errors.As(err, &ee) && (ee.Reason == engine.ReasonNoLocation || ee.Reason == engine.ReasonShutdown)
+}
+
 func (s *Server) teleport(w http.ResponseWriter, r *http.Request) error {
 	var b teleportBody
 	if err := s.decodeBody(w, r, &b); err != nil {
 		return err
 	}
-	wait := s.opts.DefaultWait
-	if b.WaitMs != nil {
-		wait = time.Duration(*b.WaitMs) * time.Millisecond
-	}
-	// The engine bounds the wait (Request.Wait) and ends it at the drain
-	// (Request.Done): a teleport served at once sets up no timer. Only
-	// "do not wait" takes an expired context.
-	ctx := r.Context()
-	if wait <= 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 0)
-		defer cancel()
-	}
+	wait := s.requestWait(b.WaitMs)
+	ctx, cancel := waitContext(r, wait)
+	defer cancel()
 	req := engine.Request{Player: *b.Player, Sink: b.Sink, Token: b.Token, Wait: wait, Done: s.drain.Done(), Client: clientAddr(r)}
 	loc, err := s.e.Teleport(ctx, r.PathValue("region"), req)
 	if err != nil {
-		var ee *engine.Error
-		if s.drain.Err() != nil && errors.As(err, &ee) && (ee.Reason == engine.ReasonNoLocation || ee.Reason == engine.ReasonShutdown) {
+		if s.drainMiss(err) {
 			return shuttingDown("the server is shutting down")
 		}
 		return err
@@ -292,21 +309,13 @@ func (s *Server) groupTeleport(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decodeBody(w, r, &b); err != nil {
 		return err
 	}
-	wait := s.opts.DefaultWait
-	if b.WaitMs != nil {
-		wait = time.Duration(*b.WaitMs) * time.Millisecond
-	}
-	ctx := r.Context()
-	if wait <= 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 0)
-		defer cancel()
-	}
+	wait := s.requestWait(b.WaitMs)
+	ctx, cancel := waitContext(r, wait)
+	defer cancel()
 	req := engine.GroupRequest{Players: b.Players, Wait: wait, Done: s.drain.Done(), Client: clientAddr(r)}
 	ps, err := s.e.GroupTeleport(ctx, r.PathValue("region"), req)
 	if err != nil {
-		var ee *engine.Error
-		if s.drain.Err() != nil && errors.As(err, &ee) && (ee.Reason == engine.ReasonNoLocation || ee.Reason == engine.ReasonShutdown) {
+		if s.drainMiss(err) {
 			return shuttingDown("the server is shutting down")
 		}
 		return err
@@ -393,14 +402,10 @@ func (s *Server) reserve(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decodeBody(w, r, &b); err != nil {
 		return err
 	}
-	wait := s.opts.DefaultWait
-	if b.WaitMs != nil {
-		wait = time.Duration(*b.WaitMs) * time.Millisecond
-	}
+	wait := s.requestWait(b.WaitMs)
 	res, err := s.e.ReserveWait(r.Context(), r.PathValue("region"), b.Token, wait, s.drain.Done())
 	if err != nil {
-		var ee *engine.Error
-		if s.drain.Err() != nil && errors.As(err, &ee) && (ee.Reason == engine.ReasonNoLocation || ee.Reason == engine.ReasonShutdown) {
+		if s.drainMiss(err) {
 			return shuttingDown("the server is shutting down")
 		}
 		return err
