@@ -827,6 +827,13 @@ func (e *Engine) Locations() LocationWrites {
 	return e.db.writes()
 }
 
+// Quiet reports whether no region was asked for a place (a teleport, a
+// reservation, a group) within d: background work that is not the
+// refill's, such as a map rendering ahead, waits for it so that it never
+// competes with requests. An engine without a refill gate (ScreenWorkers
+// negative) does not track requests and is always quiet.
+func (e *Engine) Quiet(d time.Duration) bool { return e.gate.Quiet(d) }
+
 // Refill returns the counters of the engine's refill gate.
 func (e *Engine) Refill() RefillStats {
 	st := e.gate.Stats()

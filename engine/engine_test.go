@@ -257,6 +257,9 @@ func TestTeleportSafeClaimsShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := run(t, e)
+	if !e.Quiet(time.Hour) {
+		t.Error("Quiet before any teleport = false")
+	}
 
 	const n = 5
 	seen := map[uint64]bool{}
@@ -283,6 +286,9 @@ func TestTeleportSafeClaimsShutdown(t *testing.T) {
 		if err := e.Complete(loc.ID); !errors.As(err, &ee) || ee.Reason != engine.ReasonUnknownID {
 			t.Errorf("second Complete(%d) = %v, want reason %s", loc.ID, err, engine.ReasonUnknownID)
 		}
+	}
+	if e.Quiet(time.Hour) {
+		t.Error("Quiet within an hour of a teleport = true")
 	}
 	// The SQLite writer counts the writes of the locations handed out.
 	waitFor(t, "the location writes committed", func() bool { return e.Locations().Written > 0 })

@@ -229,6 +229,17 @@ func (g *Gate) Request() {
 	}
 }
 
+// Quiet reports whether no request came within d (Request), or none ever
+// did: work that must never compete with requests (a map rendering ahead)
+// waits for it. A nil gate tracks no requests and is always quiet.
+func (g *Gate) Quiet(d time.Duration) bool {
+	if g == nil {
+		return true
+	}
+	last := g.last.Load()
+	return last == 0 || g.since()-time.Duration(last) >= d
+}
+
 // Stats are a gate's counters.
 type Stats struct {
 	// Rests counts the rests lanes took, Rested their total length.

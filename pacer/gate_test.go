@@ -407,3 +407,30 @@ func TestGateState(t *testing.T) {
 		t.Errorf("nil gate: State() = %+v, want the zero State", st)
 	}
 }
+
+// TestGateQuiet: a gate is quiet until its first request, not within d of
+// the last one, and quiet again d after it; a nil gate is always quiet.
+func TestGateQuiet(t *testing.T) {
+	f := &fakePace{now: time.Hour}
+	g := pacedGate(1, Pacing{}, f)
+	if !g.Quiet(time.Second) {
+		t.Error("a gate never asked is not quiet")
+	}
+	g.Request()
+	f.now += 999 * time.Millisecond
+	if g.Quiet(time.Second) {
+		t.Error("quiet 999 ms after a request, want busy for 1 s")
+	}
+	if !g.Quiet(500 * time.Millisecond) {
+		t.Error("not quiet for 500 ms 999 ms after a request")
+	}
+	f.now += time.Millisecond
+	if !g.Quiet(time.Second) {
+		t.Error("not quiet 1 s after the last request")
+	}
+	var nilGate *Gate
+	nilGate.Request()
+	if !nilGate.Quiet(time.Second) {
+		t.Error("a nil gate is not quiet")
+	}
+}

@@ -12,20 +12,28 @@ const (
 	DefaultPrerenderTiles = 64
 	DefaultPrerenderView  = 16
 	DefaultPrerenderPoll  = time.Second
+	DefaultPrerenderWatch = 10 * time.Millisecond
 )
 
 // PrerenderOptions configure Map.Prerender. The zero value selects every
 // default.
 type PrerenderOptions struct {
-	// Busy reports whether the engine has more urgent background work
-	// (promotions into short sinks, which come before everything else);
-	// while it does, no tile starts. It is called before every tile and
-	// must be cheap and safe for concurrent use. Default nil: never busy.
+	// Busy reports whether the engine has anything more urgent to do:
+	// requests to answer, or promotions into short sinks; while it does,
+	// no tile starts, and a tile rendering is abandoned. It is called
+	// before every tile and every Watch while one renders, so it must be
+	// cheap and safe for concurrent use. Default nil: never busy.
 	Busy func() bool
 	// Poll is how long Prerender waits before looking again while Busy
 	// holds or the map is serving tile requests. Default
 	// DefaultPrerenderPoll (1 s).
 	Poll time.Duration
+	// Watch is how often Busy is asked while a tile renders: a render
+	// (milliseconds to a second of processor time for a coarse tile of
+	// an ungenerated world) then holds a processor at most this long
+	// after the engine became busy. Default DefaultPrerenderWatch
+	// (10 ms).
+	Watch time.Duration
 	// MaxTiles bounds the tiles rendered. Default DefaultPrerenderTiles
 	// (64).
 	MaxTiles int
@@ -38,6 +46,9 @@ type PrerenderOptions struct {
 func (o PrerenderOptions) withDefaults() PrerenderOptions {
 	if o.Poll <= 0 {
 		o.Poll = DefaultPrerenderPoll
+	}
+	if o.Watch <= 0 {
+		o.Watch = DefaultPrerenderWatch
 	}
 	if o.MaxTiles <= 0 {
 		o.MaxTiles = DefaultPrerenderTiles
@@ -107,10 +118,10 @@ type TileRef struct {
 // Prerender renders the tiles of PrerenderPlan into the tile cache, one
 // at a time, in the background: before each it waits (polling every
 // opts.Poll) until opts.Busy is false and no tile request is being
-// served, and while a tile renders it keeps polling Busy and abandons the
-// render (to try the tile again later) as soon as Busy holds, so it never
-// holds up a teleport's promotion for longer than a poll, nor delays a
-// page's tile; the page then finds its first tiles cached. A failed tile
+// served, and while a tile renders it asks Busy every opts.Watch and
+// abandons the render (to try the tile again later) as soon as Busy
+// holds, so it never competes with requests or promotions for longer than
+// a Watch, nor delays a page's tile; the page then finds its first tiles cached. A failed tile
 // is logged and skipped. It returns the number of tiles rendered (cached
 // ones included) when the plan is done, or with ctx's error when ctx ends
 // first (a render in progress is abandoned).
@@ -155,7 +166,7 @@ func (m *Map) prerenderTile(ctx context.Context, opts PrerenderOptions, t TileRe
 	if opts.Busy != nil {
 		go func() {
 			defer close(watching)
-			tick := time.NewTicker(opts.Poll)
+			tick := time.NewTicker(opts.Watch)
 			defer tick.Stop()
 			for {
 				select {

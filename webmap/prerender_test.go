@@ -110,7 +110,7 @@ func TestPrerenderYields(t *testing.T) {
 }
 
 // TestPrerenderPreempted checks that a render in progress is abandoned
-// within a poll once Busy holds, and the tile rendered again once idle.
+// within a Watch (not a Poll) once Busy holds, and the tile rendered again once idle.
 func TestPrerenderPreempted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake()
@@ -138,7 +138,7 @@ func TestPrerenderPreempted(t *testing.T) {
 		}()
 		<-started
 		busy.Store(true)
-		bubble.Advance(DefaultPrerenderPoll) // one poll, fake time
+		bubble.Advance(DefaultPrerenderWatch) // one watch, fake time
 		if st := m.Stats(); st.Preempted != 1 || st.TileRenders != 0 {
 			t.Fatalf("after Busy: preempted %d, rendered %d; want 1 and 0", st.Preempted, st.TileRenders)
 		}

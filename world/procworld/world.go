@@ -176,9 +176,9 @@ func (w *World) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, error) 
 		return nil, err
 	}
 	l := new(loaded)
-	l.blocks.chunk = &l.chunk
-	l.chunk.Blocks = &l.blocks
-	w.build(t, pos, &l.chunk, &l.blocks)
+	b := (*blocks)(l)
+	l.chunk.Blocks = b
+	w.build(t, pos, &l.chunk, b)
 	return &l.chunk, nil
 }
 
@@ -192,12 +192,6 @@ func (w *World) Summary(ctx context.Context, pos geom.Chunk) (*world.Chunk, erro
 	c := new(world.Chunk)
 	w.build(t, pos, c, nil)
 	return c, nil
-}
-
-// loaded puts a loaded chunk and its block reader in one allocation.
-type loaded struct {
-	chunk  world.Chunk
-	blocks blocks
 }
 
 func (w *World) tile(ctx context.Context, pos geom.Chunk) (*terrain.Tile, error) {

@@ -13,6 +13,7 @@ import (
 	"runtime/trace"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -278,13 +279,24 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, srv *server.Serve
 	}
 }
 
-// engineBusy returns the map's Busy predicate for e: true while a region
-// is promoting, or holds a short sink and cold locations to fill it with
+// prerenderQuiet is how long the map waits after the last request for a
+// place before it renders ahead: a server answering teleports keeps its
+// processors for them (under a steady load the refill's pauses would
+// otherwise let a render start between two requests, and the render's
+// milliseconds of processor time show in the requests' latency tail).
+const prerenderQuiet = time.Second
+
+// engineBusy returns the map's Busy predicate for e: true while places
+// were asked for within prerenderQuiet, while a region is promoting, or
+// while it holds a short sink and cold locations to fill it with
 // (promotions into short sinks come before any other background work). A
 // group sink that backs off (its chunks had no room for a subspace) is
 // not waiting for cold locations, and does not count.
 func engineBusy(e *engine.Engine) func() bool {
 	return func() bool {
+		if !e.Quiet(prerenderQuiet) {
+			return true
+		}
 		for _, name := range e.Regions() {
 			st, err := e.Stats(name)
 			if err != nil {
