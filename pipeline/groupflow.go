@@ -86,24 +86,12 @@ type column struct {
 // its own reservation. Whatever it reserved it closes itself unless it
 // returns a promotion.
 func (p *Pipeline) promoteGroup(ctx context.Context, g *GroupSink, loc Location, promised *pacer.Promise, v *verdict) (out stage.Outcome[*Subspace], err error) {
-	if cause, bad := p.opts.Memory.CauseAt(loc.Index); bad {
-		v.cause, v.known = cause, true
-		return stage.Rejected[*Subspace](reasonFor(cause), "memory holds the chunk as rejected: "+cause.String()), nil
+	pr, rej := p.beginPromotion(ctx, loc, promised, v)
+	if rej != nil {
+		return stage.Rejected[*Subspace](rej.reason, rej.detail), nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.opts.PromotionTimeout)
-	defer cancel()
-	turn, err := promised.Enter(ctx)
-	if err != nil {
-		return stage.Rejected[*Subspace](p.reserveFailed(loc, err, v)), nil
-	}
-	left := false
-	leave := func() {
-		if !left {
-			left = true
-			turn.Leave()
-		}
-	}
-	defer leave()
+	defer pr.end()
+	ctx = pr.ctx
 	var opened []*world.Reservation
 	promoted := false
 	defer func() {
@@ -135,13 +123,12 @@ func (p *Pipeline) promoteGroup(ctx context.Context, g *GroupSink, loc Location,
 	// the location's, remembered as a single promotion remembers it.
 	y, cause, ok := check(res0, loc.Block())
 	if !ok {
-		leave()
-		if !cause.Valid() {
-			return out, fmt.Errorf("pipeline: check of %v rejected with invalid cause %d", loc.Block(), cause)
+		pr.leave()
+		rej, err := checkRejected(loc, cause, v)
+		if err != nil {
+			return out, err
 		}
-		v.cause = cause
-		v.recycle = cause.Tier() == memory.Transient
-		return stage.Rejected[*Subspace](reasonFor(cause), detail(cause, "")), nil
+		return stage.Rejected[*Subspace](rej.reason, rej.detail), nil
 	}
 	loc.Y = int64(y)
 	var exclude ColumnSet
@@ -159,7 +146,7 @@ func (p *Pipeline) promoteGroup(ctx context.Context, g *GroupSink, loc Location,
 			safe = append(safe, column{b, cy})
 		}
 	}
-	leave()
+	pr.leave()
 	if len(safe) < size {
 		v.noRoom = true
 		return stage.Rejected[*Subspace](stage.ReasonUnsafeBlock, fmt.Sprintf("%d safe columns near %v, profile %v needs %d", len(safe), loc.Block(), g.profile, size)), nil
@@ -171,17 +158,12 @@ func (p *Pipeline) promoteGroup(ctx context.Context, g *GroupSink, loc Location,
 		}
 		if p.opts.Verifiers != nil {
 			r := p.opts.Verifiers.Check(ctx, verify.Location{World: loc.World, X: c.b.X, Y: int64(c.y), Z: c.b.Z})
-			switch {
-			case p.base.Err() != nil && !r.Passed:
-				return stage.Rejected[*Subspace](stage.ReasonShuttingDown, "verifiers interrupted"), nil
-			case !r.Passed && r.Err != nil:
-				v.cause, v.source, v.recycle = memory.CauseTimeout, r.Source, true
-				return stage.Rejected[*Subspace](stage.ReasonClaimProtected, fmt.Sprintf("verifier %s could not answer: %v", r.Source, r.Err)), nil
-			case !r.Passed && c.b == loc.Block():
-				v.cause, v.source = memory.CauseSafetyExternal, r.Source
-				return stage.Rejected[*Subspace](stage.ReasonClaimProtected, "verifier "+r.Source+" objected"), nil
-			case !r.Passed:
-				continue // another column of the chunk: skipped, not remembered
+			if !r.Passed {
+				if p.base.Err() == nil && r.Err == nil && c.b != loc.Block() {
+					continue // another column of the chunk: skipped, not remembered
+				}
+				rej := p.verifiersRejected(r, v)
+				return stage.Rejected[*Subspace](rej.reason, rej.detail), nil
 			}
 		}
 		chosen = append(chosen, c)

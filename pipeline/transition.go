@@ -9,6 +9,7 @@ import (
 	"github.com/rtpengine/rtp/memory"
 	"github.com/rtpengine/rtp/pacer"
 	"github.com/rtpengine/rtp/stage"
+	"github.com/rtpengine/rtp/verify"
 	"github.com/rtpengine/rtp/world"
 )
 
@@ -209,38 +210,17 @@ func (p *Pipeline) settle(ctx context.Context, loc Location, h *Hot, urgent bool
 }
 
 // promote is the body of the promotion transition: consult memory, reserve
-// the chunk, run the full check on the resident chunk, then the verifiers.
-// Whatever it reserved it closes itself unless it returns a promotion (a
-// panic too: the deferred close runs before Transition.Run recovers).
-//
-// A location waits in cold for a while after its screening, and memory may
-// have learnt meanwhile that its chunk is bad: a unique-placement mark
-// around a place handed out since, a claim rejection of a neighbour
-// widened by the memory's spatial resolution, a rejection restored from
-// probation. Such a location is dropped before its chunk is reserved, so
-// it costs no chunk load (memory already knows; nothing is recorded).
+// the chunk, run the full check on the resident chunk, then the verifiers
+// (see beginPromotion). Whatever it reserved it closes itself unless it
+// returns a promotion (a panic too: the deferred close runs before
+// Transition.Run recovers).
 func (p *Pipeline) promote(ctx context.Context, loc Location, promised *pacer.Promise, v *verdict) (out stage.Outcome[*Hot], err error) {
-	if cause, bad := p.opts.Memory.CauseAt(loc.Index); bad {
-		v.cause, v.known = cause, true
-		return stage.Rejected[*Hot](reasonFor(cause), "memory holds the chunk as rejected: "+cause.String()), nil
+	pr, rej := p.beginPromotion(ctx, loc, promised, v)
+	if rej != nil {
+		return stage.Rejected[*Hot](rej.reason, rej.detail), nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.opts.PromotionTimeout)
-	defer cancel()
-	// The chunk's load and the check are the promotion's processor work:
-	// they run in its promised turn of the gate, the verifiers (which
-	// wait on others) after it.
-	turn, err := promised.Enter(ctx)
-	if err != nil {
-		return stage.Rejected[*Hot](p.reserveFailed(loc, err, v)), nil
-	}
-	left := false
-	leave := func() {
-		if !left {
-			left = true
-			turn.Leave()
-		}
-	}
-	defer leave()
+	defer pr.end()
+	ctx = pr.ctx
 	res, err := p.opts.Reserver.ReserveFor(ctx, loc.Chunk(), p.opts.ReservationLifespan)
 	if err != nil {
 		return stage.Rejected[*Hot](p.reserveFailed(loc, err, v)), nil
@@ -255,37 +235,111 @@ func (p *Pipeline) promote(ctx context.Context, loc Location, promised *pacer.Pr
 		}
 	}()
 	y, cause, ok := p.opts.Check(res, loc.Block())
-	leave()
+	pr.leave()
 	if !ok {
-		if !cause.Valid() {
-			return out, fmt.Errorf("pipeline: check of %v rejected with invalid cause %d", loc.Block(), cause)
+		rej, err := checkRejected(loc, cause, v)
+		if err != nil {
+			return out, err
 		}
-		v.cause = cause
-		// A check that failed for want of the chunk says nothing of the
-		// place; its location stays good.
-		v.recycle = cause.Tier() == memory.Transient
-		return stage.Rejected[*Hot](reasonFor(cause), detail(cause, "")), nil
+		return stage.Rejected[*Hot](rej.reason, rej.detail), nil
 	}
 	loc.Y = int64(y)
 	if p.opts.Verifiers != nil {
-		r := p.opts.Verifiers.Check(ctx, loc.verifyLocation())
-		switch {
-		case p.base.Err() != nil && !r.Passed:
-			return stage.Rejected[*Hot](stage.ReasonShuttingDown, "verifiers interrupted"), nil
-		case !r.Passed && r.Err != nil:
-			// The verifier could not answer: nothing is known of the
-			// place, so it is counted under a transient cause and kept.
-			v.cause, v.source, v.recycle = memory.CauseTimeout, r.Source, true
-			return stage.Rejected[*Hot](stage.ReasonClaimProtected, fmt.Sprintf("verifier %s could not answer: %v", r.Source, r.Err)), nil
-		case !r.Passed:
-			v.cause, v.source = memory.CauseSafetyExternal, r.Source
-			return stage.Rejected[*Hot](stage.ReasonClaimProtected, "verifier "+r.Source+" objected"), nil
+		if r := p.opts.Verifiers.Check(ctx, loc.verifyLocation()); !r.Passed {
+			rej := p.verifiersRejected(r, v)
+			return stage.Rejected[*Hot](rej.reason, rej.detail), nil
 		}
 	}
 	now := p.clock()
 	h := &Hot{Location: loc, Res: res, Since: now, Arrived: now, ctr: &p.rel}
 	promoted = true
 	return stage.Promoted(h), nil
+}
+
+// rejection is a promotion's rejection, before the type of its outcome
+// (a single place's or a subspace's) is known.
+type rejection struct {
+	reason stage.Reason
+	detail string
+}
+
+// promotion is a promotion under way: its context, bounded by
+// Options.PromotionTimeout, and its turn of the gate.
+type promotion struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	turn   *pacer.Turn
+	left   bool
+}
+
+// leave gives the promotion's turn of the gate back; once is enough, more
+// do nothing.
+func (pr *promotion) leave() {
+	if !pr.left {
+		pr.left = true
+		pr.turn.Leave()
+	}
+}
+
+// end leaves the turn, if still held, and releases the context.
+func (pr *promotion) end() {
+	pr.leave()
+	pr.cancel()
+}
+
+// beginPromotion starts every promotion of loc (a single place's or a
+// subspace's anchor's): memory is consulted first, so that a location
+// whose chunk memory learnt to be bad while it waited in cold is dropped
+// before its chunk is reserved (it costs no chunk load; memory already
+// knows, and nothing is recorded: a unique-placement mark around a place
+// handed out since, a claim rejection of a neighbour widened by memory's
+// spatial resolution, a rejection restored from probation); then the promotion's promised turn of
+// the gate is entered, under a context bounded by
+// Options.PromotionTimeout. The chunk's load and the checks are the
+// promotion's processor work: they run in the turn, the verifiers (which
+// wait on others) after it. On success the caller must end the promotion.
+func (p *Pipeline) beginPromotion(ctx context.Context, loc Location, promised *pacer.Promise, v *verdict) (promotion, *rejection) {
+	if cause, bad := p.opts.Memory.CauseAt(loc.Index); bad {
+		v.cause, v.known = cause, true
+		return promotion{}, &rejection{reasonFor(cause), "memory holds the chunk as rejected: " + cause.String()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.PromotionTimeout)
+	turn, err := promised.Enter(ctx)
+	if err != nil {
+		cancel()
+		reason, detail := p.reserveFailed(loc, err, v)
+		return promotion{}, &rejection{reason, detail}
+	}
+	return promotion{ctx: ctx, cancel: cancel, turn: turn}, nil
+}
+
+// checkRejected classifies the rejection of loc by the landing check, with
+// cause: remembered under cause, except that a check that failed for want
+// of the chunk says nothing of the place, whose location stays good
+// (recycled). An invalid cause is the checker's bug: an error.
+func checkRejected(loc Location, cause memory.Cause, v *verdict) (*rejection, error) {
+	if !cause.Valid() {
+		return nil, fmt.Errorf("pipeline: check of %v rejected with invalid cause %d", loc.Block(), cause)
+	}
+	v.cause = cause
+	v.recycle = cause.Tier() == memory.Transient
+	return &rejection{reasonFor(cause), detail(cause, "")}, nil
+}
+
+// verifiersRejected classifies a verifiers' result that did not pass: the
+// pipeline shutting down, a verifier that could not answer (nothing is
+// known of the place, so it is counted under a transient cause and kept),
+// or an objection, remembered as an external safety rejection.
+func (p *Pipeline) verifiersRejected(r verify.Result, v *verdict) *rejection {
+	switch {
+	case p.base.Err() != nil:
+		return &rejection{stage.ReasonShuttingDown, "verifiers interrupted"}
+	case r.Err != nil:
+		v.cause, v.source, v.recycle = memory.CauseTimeout, r.Source, true
+		return &rejection{stage.ReasonClaimProtected, fmt.Sprintf("verifier %s could not answer: %v", r.Source, r.Err)}
+	}
+	v.cause, v.source = memory.CauseSafetyExternal, r.Source
+	return &rejection{stage.ReasonClaimProtected, "verifier " + r.Source + " objected"}
 }
 
 // reserveFailed classifies a failed reservation: the reason and detail
