@@ -122,7 +122,26 @@ func TestGateBoundsPromotions(t *testing.T) {
 func TestGateHurries(t *testing.T) {
 	gate := pacer.New(1)
 	level := func() int32 { return gate.State().Level }
-	e := newEnv(t, envConfig{opts: func(o *Options) { o.Gate = gate }})
+	// Promotions wait at their check until the sinks' shortness has been
+	// seen, one at a time: otherwise those the first screenings kick
+	// could fill the sinks before the pulse after Housekeep looks.
+	hold := make(chan struct{})
+	var released atomic.Bool
+	release := func() {
+		if released.CompareAndSwap(false, true) {
+			close(hold)
+		}
+	}
+	e := newEnv(t, envConfig{opts: func(o *Options) {
+		o.Gate = gate
+		o.Budget.MaxPromotions = 1
+		check := o.Check
+		o.Check = func(r *world.Reservation, b geom.Block) (int, memory.Cause, bool) {
+			<-hold
+			return check(r, b)
+		}
+	}})
+	defer release() // before the env's shutdown, deferred in newEnv's cleanup
 	if l := level(); l != pacer.Full {
 		t.Fatalf("a gate no pipeline reported to yet: level %d, want full", l)
 	}
@@ -145,6 +164,7 @@ func TestGateHurries(t *testing.T) {
 	if l := level(); l > pacer.Full/2 {
 		t.Fatalf("a pulse after Housekeep, sinks still short: level %d", l)
 	}
+	release()
 	for range 50 {
 		if err := e.p.Pulse(context.Background()); err != nil {
 			t.Fatal(err)
