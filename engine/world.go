@@ -106,7 +106,8 @@ func (w World) Epochs() *world.Epochs {
 // Changes returns the number of chunk changes the watcher found in the
 // world's region files so far (WatchStats.ChangedChunks), 0 for a world
 // whose changes are not followed. It grows whenever the watcher finds
-// terrain changed; a lock-free read.
+// terrain changed, after the changed chunks' epochs were bumped: a reader
+// that sees the new count sees their new Epochs. A lock-free read.
 func (w World) Changes() uint64 {
 	if w.w.watch == nil {
 		return 0
