@@ -194,4 +194,14 @@
 // radius; which regions the claims store verifies) and refuses, applying
 // nothing, one that changes anything else (ReasonRestartNeeded, with a
 // *RestartError naming each changed field).
+//
+// # Watching from beside the engine
+//
+// The engine knows no tool that shows it (the web map adapts it in
+// package webmap/enginemap). OnHandout subscribes a function to every
+// location handed out; it runs on the hand-out path and must be fast and
+// never block, and costs one atomic load while nobody subscribed. World,
+// Region.World, Region.ShapeSpec and Region.Border, with Region.Memory,
+// Region.Pipeline and Region.Checker, read the worlds and regions without
+// changing them.
 package engine

@@ -192,6 +192,8 @@ type Engine struct {
 	gate *pacer.Gate // shared by every region's pipeline
 	out  handouts    // locations handed out, until Complete, Cancel or their lifespan
 
+	hooks hooks // called for every location handed out (OnHandout)
+
 	reloadMu sync.Mutex
 	// reloadMu protects the following field (New writes it before the
 	// Engine is shared): the spec in force, resolved.

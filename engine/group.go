@@ -134,7 +134,7 @@ func (e *Engine) handOutGroup(r *Region, hs []*pipeline.Hot, sink string, req Gr
 	waited := time.Since(start)
 	for i := range out {
 		out[i].Waited = waited
-		e.mapFeed(r, out[i].Location)
+		e.handedOut(out[i].Location)
 		if marksChunks(r.unique.Load()) {
 			r.queueMark(hs[i].Block())
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/internal/landcheck"
 	"github.com/rtpengine/rtp/pipeline"
-	"github.com/rtpengine/rtp/webmap"
 )
 
 // players returns n player names with the given prefix.
@@ -255,25 +254,23 @@ func testGroupLandings(t *testing.T, s landingSave) {
 	}
 }
 
-// TestGroupMapLayer: the map's cached-locations layer lists the places of
-// each group subspace held, numbered together, hot, of the group sink,
-// with the sink's radius, every subspace fitting it.
-func TestGroupMapLayer(t *testing.T) {
+// TestGroupCachedLocations: the pipeline's listing of the places it holds
+// (read by the map's cached-locations layer) numbers the places of each
+// group subspace together, hot, of the group sink, with the sink's radius,
+// every subspace fitting it.
+func TestGroupCachedLocations(t *testing.T) {
 	cfg := testConfig(t)
 	e := newEngine(t, cfg)
 	run(t, e)
 	g := cfg.Regions[config.DefaultRegionName].Sinks.Group
 	sink := fmt.Sprintf("group/%d@%d", g.MaxSize, g.Radius)
 	waitFor(t, "a full group sink", func() bool { return fill(stats(t, e, config.DefaultRegionName), sink) == g.Capacity })
-	locs, _, err := engine.MapBackend(e).Cached(config.DefaultRegionName, webmap.MaxCached)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byGroup := map[int][]webmap.CachedLocation{}
+	locs, _ := e.Region(config.DefaultRegionName).Pipeline().Locations(10000)
+	byGroup := map[int][]pipeline.CachedLocation{}
 	for _, l := range locs {
 		switch {
 		case l.Group > 0:
-			if l.Stage != webmap.StageHot || l.Sink != sink || l.Radius != g.Radius {
+			if !l.Hot || l.Sink != sink || l.Radius != g.Radius {
 				t.Errorf("group place listed as %+v", l)
 			}
 			byGroup[l.Group] = append(byGroup[l.Group], l)

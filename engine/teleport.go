@@ -280,7 +280,6 @@ func (e *Engine) handOutAs(r *Region, h *pipeline.Hot, sink, player, client stri
 		ID: id, Region: r.name, World: h.World, X: h.X, Y: h.Y, Z: h.Z,
 		StandY: r.standY(h), Biome: biomeOf(h), Sink: sink,
 	}
-	e.mapFeed(r, loc)
 	if c := r.served[sink]; c != nil {
 		c.Add(1)
 	}
@@ -289,6 +288,7 @@ func (e *Engine) handOutAs(r *Region, h *pipeline.Hot, sink, player, client stri
 	}
 	loc.Waited = time.Since(start)
 	r.latency.Record(loc.Waited)
+	e.handedOut(loc)
 	return loc, nil
 }
 

@@ -30,7 +30,10 @@ const DefaultWatchPeriod = time.Second
 //     them (memory.Table.Forget), so a chunk rejected before its change is
 //     screened again;
 //  3. drops the cached entries of those chunks from every region's
-//     pipeline (pipeline.Pipeline.DropChanged), so the sinks refill at once.
+//     pipeline (pipeline.Pipeline.DropChanged), so the sinks refill at once;
+//  4. counts them (WatchStats.ChangedChunks, World.Changes): a reader
+//     that sees the count sees the steps above done (the web map keys its
+//     tiles' digests by it).
 //
 // Between a change on disk and the poll that sees it (one period at most,
 // plus the poll itself) the old places can still be handed out: polling
@@ -181,13 +184,15 @@ func (e *Engine) pollWorld(ctx context.Context, ws *worldState) {
 	if len(ch.Chunks) == 0 {
 		return
 	}
-	w.chunks.Add(uint64(len(ch.Chunks)))
 	w.regions.Add(uint64(len(ch.Regions)))
 	w.damaged.Add(uint64(len(ch.Damaged)))
 	if w.held != nil {
 		w.held.saved(poll, ch.Chunks)
 	}
 	forgotten, dropped := e.applyChanged(ws, ch.Chunks)
+	// Counted once their epochs are bumped: a reader that sees the new
+	// count (World.Changes) sees the new epochs.
+	w.chunks.Add(uint64(len(ch.Chunks)))
 	e.log.Info("engine: region files changed",
 		"world", ws.name, "chunks", len(ch.Chunks), "regions", len(ch.Regions), "damaged", len(ch.Damaged),
 		"forgotten", forgotten, "dropped", dropped, "took", time.Since(start))

@@ -208,7 +208,8 @@ type Inspection struct {
 }
 
 // Backend is what the map reads: the engine's worlds and regions, seen
-// read-only. engine.MapBackend implements it over an *engine.Engine.
+// read-only. Package webmap/enginemap implements it over an
+// *engine.Engine.
 //
 // Implementations are safe for concurrent use. Methods naming an unknown
 // world or region return an error wrapping ErrNotFound.

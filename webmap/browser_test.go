@@ -23,6 +23,7 @@ import (
 	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/terrain/mesh"
 	"github.com/rtpengine/rtp/webmap"
+	"github.com/rtpengine/rtp/webmap/enginemap"
 	"github.com/rtpengine/rtp/webmap/internal/browsertest"
 )
 
@@ -693,7 +694,9 @@ func TestBrowserReal(t *testing.T) {
 		<-ran
 		_ = e.Close(context.Background())
 	})
-	m, err := webmap.New(engine.MapBackend(e), webmap.Options{})
+	b := enginemap.New(e)
+	t.Cleanup(b.Close)
+	m, err := webmap.New(b, webmap.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

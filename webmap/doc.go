@@ -3,8 +3,8 @@
 // pyramid, terrain meshes, and JSON overlays of each region's spatial
 // memory, cached places, deliveries (with a server-sent event stream) and
 // a column inspector. It reads everything through a Backend
-// (engine.MapBackend adapts an *engine.Engine), read-only; every route is
-// GET or HEAD.
+// (webmap/enginemap adapts an *engine.Engine), read-only; every route is
+// GET or HEAD. The package does not import the engine.
 //
 // # Routes
 //

@@ -55,7 +55,7 @@ func height(x, z int64) int16 {
 
 func (f *fakeBackend) Worlds() []World {
 	return []World{
-		{Name: "mc", Kind: KindMinecraft, Producer: "anvil-surface@1", MinY: -64, MaxY: 320},
+		{Name: "mc", Kind: KindMinecraft, Producer: SurfaceProducer, MinY: -64, MaxY: 320},
 		{Name: "proc", Kind: KindProcedural, Producer: "procgen@test", MinY: -64, MaxY: 320},
 	}
 }

@@ -10,6 +10,13 @@ import (
 	"github.com/rtpengine/rtp/world"
 )
 
+// SurfaceProducer names what draws a world without a heightfield of its
+// own (a Minecraft save) for the map: the column summaries of its chunks
+// (SurfaceTile and the block renderer). It is the World.Producer of such
+// worlds, and so part of their tiles' keys: change its version when they
+// would draw a save differently.
+const SurfaceProducer = "anvil-surface@1"
+
 // SurfaceTile builds the heightfield tile of req from column summaries, for
 // worlds without a heightfield of their own (Minecraft saves): sample
 // (i, j), border included, is the column at block

@@ -21,6 +21,7 @@ import (
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/server"
 	"github.com/rtpengine/rtp/webmap"
+	"github.com/rtpengine/rtp/webmap/enginemap"
 )
 
 type serveOptions struct {
@@ -176,7 +177,9 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 			return nil
 		}
 	}
-	m, err := webmap.New(engine.MapBackend(e), webmap.Options{Logger: logger})
+	mb := enginemap.New(e)
+	defer mb.Close()
+	m, err := webmap.New(mb, webmap.Options{Logger: logger})
 	if err != nil {
 		return err
 	}

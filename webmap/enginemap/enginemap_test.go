@@ -1,4 +1,4 @@
-package engine_test
+package enginemap_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
@@ -39,7 +40,7 @@ func mapGet(t *testing.T, h http.Handler, path string, want int) *httptest.Respo
 func TestMapBackendProcedural(t *testing.T) {
 	e := newEngine(t, testConfig(t))
 	run(t, e)
-	b := engine.MapBackend(e)
+	b := newBackend(t, e)
 	m, err := webmap.New(b, webmap.Options{Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -166,11 +167,25 @@ func TestMapBackendProcedural(t *testing.T) {
 		t.Errorf("inspect outside the shape: %v %+v", err, inJSON)
 	}
 
-	// Deliveries and the stream are served (what they hold depends on the
-	// hand-out path feeding them: see mapdata_internal_test.go).
-	mapGet(t, h, "/v1/map/regions/default/deliveries", http.StatusOK)
-	if _, _, err := b.SubscribeDeliveries("nope"); err == nil {
-		t.Error("subscribing to an unknown region succeeded")
+	// The place handed out is the region's delivery.
+	var delJSON struct {
+		Deliveries []struct {
+			X, Y, Z int64
+			Sink    string
+			At      string
+		}
+	}
+	if err := json.Unmarshal(mapGet(t, h, "/v1/map/regions/default/deliveries", http.StatusOK).Body.Bytes(), &delJSON); err != nil {
+		t.Fatal(err)
+	}
+	if ds := delJSON.Deliveries; len(ds) != 1 || ds[0].X != loc.X || ds[0].Y != loc.Y || ds[0].Z != loc.Z || ds[0].Sink != loc.Sink || ds[0].At == "" {
+		t.Errorf("deliveries %+v, want the one of %+v", ds, loc)
+	}
+	if _, _, err := b.SubscribeDeliveries("nope"); !errors.Is(err, webmap.ErrNotFound) {
+		t.Errorf("subscribing to an unknown region: %v, want ErrNotFound", err)
+	}
+	if _, err := b.Deliveries("nope"); !errors.Is(err, webmap.ErrNotFound) {
+		t.Errorf("deliveries of an unknown region: %v, want ErrNotFound", err)
 	}
 }
 
@@ -178,11 +193,11 @@ func TestMapBackendProcedural(t *testing.T) {
 // file holds chunks x 0..31, z -32..-1, so zoom-0 tile (0, -1) has
 // terrain, and its chunks outside the file are transparent.
 func TestMapBackendMinecraft(t *testing.T) {
-	_, cfg, _ := minecraftConfig(t, geom.ShapeSpec{Kind: "circle", CenterX: 256, CenterZ: -256, Radius: 240})
+	cfg := minecraftConfig(t, geom.ShapeSpec{Kind: "circle", CenterX: 256, CenterZ: -256, Radius: 240})
 	e := newEngine(t, cfg)
-	b := engine.MapBackend(e)
+	b := newBackend(t, e)
 	ws := b.Worlds()
-	if len(ws) != 1 || ws[0].Kind != webmap.KindMinecraft || ws[0].Producer != engine.MapSurfaceProducer {
+	if len(ws) != 1 || ws[0].Kind != webmap.KindMinecraft || ws[0].Producer != webmap.SurfaceProducer {
 		t.Fatalf("worlds: %+v", ws)
 	}
 	m, err := webmap.New(b, webmap.Options{Logger: quietLogger()})
@@ -208,6 +223,20 @@ func TestMapBackendMinecraft(t *testing.T) {
 	if b.WorldEpoch("mc") != 0 {
 		t.Errorf("epoch %d before any change", b.WorldEpoch("mc"))
 	}
+	// A chunk the game reports changed counts one change; its neighbour none.
+	changed := geom.Chunk{X: 3, Z: -4}
+	if _, err := e.ChunksChanged("mc", []geom.Chunk{changed}); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.ChunkEpoch("mc", changed); got != 1 {
+		t.Errorf("epoch of the changed chunk %d, want 1", got)
+	}
+	if got := b.ChunkEpoch("mc", geom.Chunk{X: 4, Z: -4}); got != 0 {
+		t.Errorf("epoch of an unchanged chunk %d, want 0", got)
+	}
+	if got := b.ChunkEpoch("nowhere", changed); got != 0 {
+		t.Errorf("epoch in an unknown world %d, want 0", got)
+	}
 	mr := mapGet(t, m.Handler(), "/v1/worlds/mc/meshes/0/-1?quality=full", http.StatusOK)
 	if mm, err := mesh.Decode(mr.Body.Bytes()); err != nil || mm.Quality != mesh.Full {
 		t.Fatalf("mesh: %v", err)
@@ -225,7 +254,7 @@ func TestMapBackendRelief(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
-	b := engine.MapBackend(e)
+	b := newBackend(t, e)
 	req := terrain.Request{OriginX: -8192, OriginZ: 4096, Size: 8192, Resolution: 64, Border: 1}
 	for name, ws := range spec.Worlds {
 		if ws.Procedural == nil {
@@ -249,5 +278,98 @@ func TestMapBackendRelief(t *testing.T) {
 	}
 	if _, err := b.Relief(t.Context(), "nowhere", req); !errors.Is(err, webmap.ErrNotFound) {
 		t.Errorf("relief of an unknown world: %v, want ErrNotFound", err)
+	}
+}
+
+// TestMapRegionsWire: the map's description of the regions, read by its
+// page's script, is what it was before the shape had one type: a circle
+// and a square with their hole, a rotated rectangle with the larger of
+// its holes, a region given as a geom.Shape as the square around it.
+func TestMapRegionsWire(t *testing.T) {
+	sq, err := geom.NewSquare(geom.Chunk{X: 3, Z: -2}, 5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := engine.Spec{
+		DataDir: t.TempDir(),
+		Regions: map[string]engine.RegionSpec{
+			"a-circle": {Shape: geom.ShapeSpec{CenterX: 40, CenterZ: -8, Radius: 300, Inner: 20}},
+			"b-square": {Shape: geom.ShapeSpec{Kind: geom.ShapeSquare, Radius: 100}},
+			"c-rect": {Shape: geom.ShapeSpec{Kind: geom.ShapeRectangle, CenterX: -100, CenterZ: 37,
+				RadiusX: 1000, RadiusZ: 300, InnerX: 100, InnerZ: 50, Rotation: 30}},
+			"d-geom": {Geom: sq},
+		},
+	}
+	e, err := engine.New(t.Context(), spec, engine.Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(t.Context()) })
+	got, err := json.Marshal(newBackend(t, e).Regions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `[` +
+		`{"name":"a-circle","world":"world","shape":{"kind":"circle","centerX":40,"centerZ":-8,"radius":300,"innerRadius":20},"chunks":[-18,-21,22,19],"border":null},` +
+		`{"name":"b-square","world":"world","shape":{"kind":"square","centerX":0,"centerZ":0,"radius":100},"chunks":[-8,-8,7,7],"border":null},` +
+		`{"name":"c-rect","world":"world","shape":{"kind":"rectangle","centerX":-100,"centerZ":37,"radiusX":1000,"radiusZ":300,"rotation":30,"innerRadius":100},"chunks":[-71,-47,58,50],"border":null},` +
+		`{"name":"d-geom","world":"world","shape":{"kind":"square","centerX":56,"centerZ":-24,"radius":88},"chunks":[-3,-8,9,4],"border":null}]`
+	if string(got) != want {
+		t.Errorf("map regions\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestDeliveries: a backend records the places the engine hands out from
+// its New on, streams them to its subscribers, and records none after
+// Close; a second backend of the engine starts empty.
+func TestDeliveries(t *testing.T) {
+	e := newEngine(t, testConfig(t))
+	run(t, e)
+	b := newBackend(t, e)
+	ch, cancel, err := b.SubscribeDeliveries(config.DefaultRegionName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+
+	before := time.Now()
+	loc := teleport(t, e, engine.Request{Player: "alice"})
+	after := time.Now()
+	ds, err := b.Deliveries(config.DefaultRegionName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].X != loc.X || ds[0].Y != loc.Y || ds[0].Z != loc.Z || ds[0].Sink != loc.Sink {
+		t.Fatalf("deliveries %+v, want the one of %+v", ds, loc)
+	}
+	if ds[0].At.Before(before) || ds[0].At.After(after) {
+		t.Errorf("delivery dated %v, want within [%v, %v]", ds[0].At, before, after)
+	}
+	select { // published before Teleport returned
+	case d := <-ch:
+		if d != ds[0] {
+			t.Errorf("streamed %+v, want %+v", d, ds[0])
+		}
+	default:
+		t.Fatal("no delivery streamed")
+	}
+
+	b2 := newBackend(t, e)
+	if ds2, err := b2.Deliveries(config.DefaultRegionName); err != nil || len(ds2) != 0 {
+		t.Errorf("a new backend's deliveries: %+v, %v; want none", ds2, err)
+	}
+	b.Close()
+	b.Close() // harmless
+	loc2 := teleport(t, e, engine.Request{Player: "bob"})
+	if got, _ := b.Deliveries(config.DefaultRegionName); len(got) != 1 || got[0] != ds[0] {
+		t.Errorf("a closed backend's deliveries: %+v, want %+v", got, ds[:1])
+	}
+	select {
+	case d := <-ch:
+		t.Errorf("a closed backend streamed %+v", d)
+	default:
+	}
+	if ds2, _ := b2.Deliveries(config.DefaultRegionName); len(ds2) != 1 || ds2[0].X != loc2.X || ds2[0].Z != loc2.Z {
+		t.Errorf("the second backend's deliveries: %+v, want the one of %+v", ds2, loc2)
 	}
 }
