@@ -6,12 +6,14 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/rtpengine/rtp/stores/sqlite"
 )
 
 // TestMapFeed publishes hand-outs through mapFeed, the hook of the
 // hand-out path, and reads them back through the map backend.
 func TestMapFeed(t *testing.T) {
-	spec := Spec{DataDir: t.TempDir(), Archive: ArchiveSpec{Disabled: true}}
+	spec := Spec{Stores: sqlite.Stores{}, DataDir: t.TempDir(), Archive: ArchiveSpec{Disabled: true}}
 	e, err := New(t.Context(), spec, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

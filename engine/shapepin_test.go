@@ -8,6 +8,7 @@ import (
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/stores/sqlite"
 )
 
 // defaultRegionKey is the persisted identity of rtp serve's default region
@@ -109,6 +110,7 @@ func TestMapRegionsWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := engine.Spec{
+		Stores:  sqlite.Stores{},
 		DataDir: t.TempDir(),
 		Regions: map[string]engine.RegionSpec{
 			"a-circle": {Shape: geom.ShapeSpec{CenterX: 40, CenterZ: -8, Radius: 300, Inner: 20}},
