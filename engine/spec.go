@@ -57,12 +57,12 @@ const (
 	MaxUniqueRadius = 1024
 )
 
-// Spec is everything an Engine runs: its files, worlds, regions and
-// verifiers, as plain Go values. Package config translates an rtp.yml into
+// Spec is everything an Engine runs: its stores and files, worlds, regions
+// and verifiers, as plain Go values. Package config translates an rtp.yml into
 // one (config.Config.Spec); a Go program embedding the engine writes one
 // directly, with worlds of its own (WorldSpec.Source).
 //
-// The zero value but Stores is usable: with Stores set, one procedural
+// The zero value needs only Stores: with them, it runs one procedural
 // world DefaultWorldName, one region DefaultRegionName on it with every
 // default, files under DefaultDataDir. A Spec is a plain value; New and
 // Reload copy what they keep, so the caller may reuse it (but not the
@@ -75,8 +75,9 @@ type Spec struct {
 	// stores it picks. sqlite.Stores{} (package stores/sqlite) keeps every
 	// store in a file of DataDir, linking SQLite and no other database;
 	// fleet.Stores{} (package stores/fleet) adds PostgreSQL and Redis
-	// wherever Fleet and Archive name their URLs. package config sets the
-	// latter. New fails, saying so, without it.
+	// wherever Fleet and Archive name their URLs; package config sets the
+	// latter. New fails, saying so, without it. Reload compares it as it
+	// compares the other fields: an equal value is the same stores.
 	Stores stores.Stores
 	// DataDir is the folder of the files the engine keeps: the databases,
 	// the memory files, the network secret. Default DefaultDataDir.
