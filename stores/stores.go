@@ -20,8 +20,9 @@
 // The engine calls a Stores in this order, each step once: OpenArchives
 // (unless the archives are disabled), OpenDatabase, OpenLeases, then
 // Archives.Open for each procedural world. It closes what they returned
-// in the reverse order at shutdown (the archives through the archive that
-// wraps each store).
+// at shutdown, once its pipelines are closed: the lease store's Closer,
+// the archive stores (through the archive that wraps each), then the
+// database.
 package stores
 
 import (
@@ -63,7 +64,8 @@ type Stores interface {
 }
 
 // Config is what an engine's Spec says of its stores, resolved by the
-// engine: paths in its data folder, defaults filled in.
+// engine: paths in its data folder, defaults filled in. It is a plain
+// value.
 type Config struct {
 	// Database is the path of the SQLite locations database
 	// (engine.Spec.Database), used when Fleet.DatabaseURL is empty.
@@ -135,7 +137,8 @@ type ArchiveSpec struct {
 	MinFreePercent float64
 }
 
-// Env is what an engine lends the stores it opens.
+// Env is what an engine lends the stores it opens. It is a plain value,
+// which the engine fills in full.
 type Env struct {
 	// Logger receives the stores' log lines. Never nil.
 	Logger *slog.Logger
@@ -183,7 +186,8 @@ type Database interface {
 }
 
 // Writes are the counters of a locations writer (see
-// engine.LocationWrites, whose fields are these).
+// engine.LocationWrites, whose fields are these). The zero value is a
+// writer that wrote nothing.
 type Writes struct {
 	Pending   int
 	Written   uint64
@@ -197,7 +201,8 @@ type Writes struct {
 
 // Fleet is the side of a locations database that several engines, the
 // nodes of a fleet, share: each row is owned by at most one node, under a
-// lease the node renews (see docs/fleet.md).
+// lease the node renews (see docs/fleet.md). It is safe for concurrent
+// use.
 type Fleet interface {
 	// Node returns the node's name.
 	Node() string
@@ -221,7 +226,7 @@ type Fleet interface {
 }
 
 // SharedRegion is the fleet side of a region's Persister on a Fleet's
-// database.
+// database. It is safe for concurrent use.
 type SharedRegion interface {
 	// Follow starts reading the region's feed from now on: the marks and
 	// spots the other nodes commit. What a journal replay just before
@@ -234,7 +239,8 @@ type SharedRegion interface {
 	ClaimPool(ctx context.Context, n int) ([]pipeline.Location, error)
 }
 
-// Feed reads a region's feed for one reader (see SharedRegion.Follow).
+// Feed reads a region's feed for one reader (see SharedRegion.Follow): one
+// goroutine at a time calls Next.
 type Feed interface {
 	// Next returns the marks and spots committed by other nodes since the
 	// last call, and whether more may wait past a read's bound (then the
@@ -247,7 +253,9 @@ type Feed interface {
 var ErrLeaseLost = errors.New("stores: the node's lease was lost")
 
 // Archives are the terrain archives of an engine's procedural worlds,
-// readied by OpenArchives.
+// readied by OpenArchives. The engine calls Open from one goroutine, for
+// each world once, before it calls Warnings and Found, which may then be
+// called concurrently.
 type Archives interface {
 	// Open opens the archive store of the world named world, one of those
 	// OpenArchives was given. On error the world runs without an archive

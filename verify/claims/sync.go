@@ -9,6 +9,8 @@ import (
 // Change is one committed write of a Backend: a claim added (Add set) or
 // removed (Add nil), identified by the claim's ID. Rev is the revision the
 // write committed at in a shared database, 0 with a private back end.
+// It is a plain value; a back end does not change the claim of a Change
+// once it returned it.
 //
 // Revisions order a shared database's writes: each write transaction first
 // increments the single revision row, which holds its row lock until the
@@ -186,7 +188,8 @@ func (s *Store) replace(rev int64, claims []Claim, bad func(error)) (added, remo
 // Mirror is the index of a Store over a shared back end (NewShared), as
 // the back end keeps it up to date with the writes of the other stores on
 // its database: in revision order, each change once; a reload when one
-// was missed. Only the back end holds it. It is safe for concurrent use.
+// was missed. Only the back end holds it; NewShared makes it, and its
+// zero value is not usable. It is safe for concurrent use.
 type Mirror struct{ s *Store }
 
 // Apply puts in force a change another store (or this one) committed, as
