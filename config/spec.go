@@ -5,10 +5,13 @@ import (
 
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/stores/fleet"
 )
 
-// Spec validates c and translates it into the engine's Spec: every value
-// is the file's, and where the file's meaning of a zero differs from the
+// Spec validates c and translates it into the engine's Spec: its Stores
+// are fleet.Stores{} (package stores/fleet: the SQLite files, or
+// PostgreSQL and Redis where the file names them), every other value is
+// the file's, and where the file's meaning of a zero differs from the
 // engine's (0 for "none" in allocator.min_residence,
 // memory.spatial_resolution and unique_placement.radius) the engine's
 // "none" is spelled out. The URLs of the services (Fleet.DatabaseURL,
@@ -26,6 +29,7 @@ func (c *Config) Spec() (engine.Spec, error) {
 	archiveURL, _ := c.Archive.ConnURL()
 	leasesURL, _ := c.Leases.ConnURL()
 	s := engine.Spec{
+		Stores:   fleet.Stores{},
 		DataDir:  c.DataDir,
 		Database: c.Database.Path,
 		Fleet: engine.FleetSpec{

@@ -15,34 +15,44 @@
 // nothing of YAML: package config translates an
 // rtp.yml into a Spec (config.Config.Spec). A Go program embeds the engine
 // by writing a Spec itself (see the example and examples/embed); the zero
-// Spec runs one procedural world with one default region.
+// Spec with its Stores set runs one procedural world with one default
+// region.
+//
+// # Stores
+//
+// The engine links no store of its own: Spec.Stores (see package stores)
+// opens where it keeps its state, and a program links only the stores it
+// picks. Package stores/sqlite keeps every store in a file of the data
+// folder (what an embedder wants: it links SQLite and no other database);
+// package stores/fleet adds PostgreSQL and Redis wherever Spec.Fleet and
+// Spec.Archive name their URLs (package config sets it, for rtp serve).
+// New fails at once, naming both, on a Spec without Stores: the engine
+// has no default it could open without linking a driver, and keeping the
+// locations, the claims and the network leases in memory only would
+// silently lose, at a restart, what unique placement and the network
+// tokens rely on.
 //
 // # Lifecycle
 //
-// New opens everything a Spec names, in the data folder:
+// New opens everything a Spec names, with its Stores, in the data folder:
 //
-//	<data>/archive.db          terrain archive (SQLite) of the first
-//	                           procedural world, in name order; a failure
-//	                           to open it is logged once and that world
-//	                           runs without an archive; on a disk under
-//	                           the archive's floor at start it opens
-//	                           read-only, and with under 4 MiB free it is
-//	                           removed to make room (diskroom.go)
-//	<data>/archive-<world>.db  the archive of every other procedural world
-//	                           (beside the configured archive path: its
-//	                           name without extension, "-<world>", and its
-//	                           extension), since an archive store serves
-//	                           one archive at a time
+//	<data>/archive.db          terrain archive of the first procedural
+//	                           world, in name order, and beside it one
+//	                           per other procedural world; a failure to
+//	                           open one is logged once and that world
+//	                           runs without an archive; on a full disk at
+//	                           start they give room to the other stores
+//	                           (see package stores/sqlite)
 //	<data>/ttl.yml             TTL policy (ttl.LoadFileOrDefault)
 //	<data>/claims.db           claims store, verifier source "claims"
 //	<data>/rtp.db              locations of every region, and the network
-//	                           leases (sqlitepersist)
+//	                           leases
 //	<data>/memory/<region>.bin spatial memory of each region
 //
-// (with Spec.Fleet.DatabaseURL, the claims and the locations live in that
-// PostgreSQL database instead of claims.db and rtp.db, and with
-// Spec.Archive.URL the archives in PostgreSQL schemas instead of files),
-// and restores each region's persisted locations as cold entries. Every
+// (with stores/fleet and Spec.Fleet.DatabaseURL, the claims and the
+// locations live in that PostgreSQL database instead of claims.db and
+// rtp.db, and with Spec.Archive.URL the archives in PostgreSQL schemas
+// instead of files), and restores each region's persisted locations as cold entries. Every
 // region's pipeline, and the SQLite location writer, share one gate
 // (Options.ScreenWorkers over Spec.ScreenWorkers: by default GOMAXPROCS-1
 // lanes) that admits the refill's processor work, promotions before
@@ -134,11 +144,13 @@
 //
 // Spec.Fleet makes the engine one node of a fleet: several engines,
 // usually rtp serve processes behind a load balancer, sharing their state
-// (docs/fleet.md is the operator's guide). Each part is optional:
+// (docs/fleet.md is the operator's guide), which Spec.Stores opens
+// (package stores/fleet; its stores.Fleet is what the engine drives).
+// Each part is optional:
 //
 //   - FleetSpec.DatabaseURL, a PostgreSQL database holding the locations
 //     of every region with their memory journal and spots
-//     (pipeline/pgpersist) and the claims (claims.OpenPostgres);
+//     (pipeline/pgpersist) and the claims (verify/claims/pgclaims);
 //   - FleetSpec.LeasesURL, a Redis holding the network leases
 //     (lease/redis), so that a token reserved through one node is
 //     redeemed through any other;
@@ -157,7 +169,7 @@
 // so that the nodes screen different candidates and together draw from
 // the region's distribution as one node would. The rejections and spots
 // the other nodes commit reach the region's memory and placements when
-// the database's notification arrives (pgpersist.DB.Listen), or at the
+// the database's notification arrives (stores.Fleet.Listen), or at the
 // next read of the feed, every second; the writer's 100 ms batch delay is
 // most of the delay. Every 250 ms, while its cold stage has room, a region
 // claims rows no node owns (those of nodes that stopped, or that died,

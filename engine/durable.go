@@ -116,22 +116,25 @@ func (r *Region) recoverJournal(ctx context.Context, p pipeline.Persister) error
 // forgets its spots). It is a warning in the log, in the region's
 // RecoveryStats and in Engine.Warnings; the region serves all the same.
 func (e *Engine) checkLostDatabase(r *Region) {
-	if e.freshDB == "" {
+	fresh := e.db.Fresh()
+	if fresh == "" {
 		return
 	}
 	var traces []string
 	if r.memExisted {
 		traces = append(traces, "the memory file "+r.memPath)
 	}
-	for _, a := range e.archivesFound {
-		traces = append(traces, "the terrain archive "+a)
+	if e.archives != nil {
+		for _, a := range e.archives.Found() {
+			traces = append(traces, "the terrain archive "+a)
+		}
 	}
 	if len(traces) == 0 {
 		return
 	}
 	r.recovery.LostDatabase = fmt.Sprintf("the locations database %s was new or empty at start, but %s show that this data directory served before: "+
 		"the places handed out earlier and their unique-placement spots are forgotten (restore the database from a backup if it was lost)",
-		e.freshDB, strings.Join(traces, " and "))
+		fresh, strings.Join(traces, " and "))
 	r.log.Warn("engine: locations database lost? "+r.recovery.LostDatabase, "region", r.name)
 }
 
@@ -148,7 +151,10 @@ func (e *Engine) Warnings() []string {
 			out = append(out, fmt.Sprintf("region %q: %s", name, w))
 		}
 	}
-	return append(out, e.diskWarnings...)
+	if e.archives != nil {
+		out = append(out, e.archives.Warnings()...)
+	}
+	return out
 }
 
 // saveMemory saves the region's memory file, trims the journal of the

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,9 +24,8 @@ import (
 	"github.com/rtpengine/rtp/pacer"
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/safety"
+	"github.com/rtpengine/rtp/stores"
 	"github.com/rtpengine/rtp/terrain/archive"
-	"github.com/rtpengine/rtp/terrain/archive/pgstore"
-	"github.com/rtpengine/rtp/terrain/archive/sqlitestore"
 	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/ttl"
 	"github.com/rtpengine/rtp/verify"
@@ -155,27 +153,20 @@ type Engine struct {
 	opts Options
 	log  *slog.Logger
 
-	db    persistDB
-	fleet *fleet // nil unless Spec.Fleet.DatabaseURL is set
-	// freshDB is the locations database's path when Open found it new or
-	// empty (sqlitepersist.DB.Fresh), else ""; archivesFound are the
-	// terrain archives that held data before this start. Set by New,
-	// read-only afterwards.
-	freshDB       string
-	archivesFound []string
-	// readOnlyArchives are the archive files that open read-only because
-	// the disk was under their floor at start, with why; diskWarnings say
-	// what makeRoom did (see diskroom.go).
-	readOnlyArchives map[string]string
-	diskWarnings     []string
+	// db is the locations database and claims store; archives the terrain
+	// archives of the procedural worlds (nil when disabled). Both are
+	// Spec.Stores'; set by New, read-only afterwards.
+	db       stores.Database
+	archives stores.Archives
+	fleet    *fleet // nil unless db is a fleet's (stores.Database.Fleet)
 	// leases is the network lease store: the one a fleet shares, or a
 	// single node's in its locations database (nil: each network sink
 	// keeps its leases in a lease/local store in memory, the pipeline's
 	// default); leasesCloser closes it (nil: nothing to close).
 	leases       lease.Store
 	leasesCloser io.Closer
-	node         string // this node's name in the leases it grants
-	claims       *claims.Store
+	node         string                     // this node's name in the leases it grants
+	claims       *claims.Store              // db's
 	policy       atomic.Pointer[ttl.Policy] // swapped by Reload
 	http         []*httpverify.Verifier
 	worlds       map[string]*worldState
@@ -217,6 +208,9 @@ func New(ctx context.Context, spec Spec, opts Options) (_ *Engine, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.Stores == nil {
+		return nil, errNoStores
+	}
 	// The spec's handout bounds apply where the embedder set none.
 	if opts.HandoutLifespan == 0 {
 		opts.HandoutLifespan = spec.HandoutLifespan
@@ -253,36 +247,8 @@ func New(ctx context.Context, spec Spec, opts Options) (_ *Engine, err error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.policy.Store(policy)
-	e.readOnlyArchives = e.makeRoom(spec)
-	copts := claims.Options{Clock: opts.Clock, Logger: e.log}
-	if spec.Fleet.DatabaseURL != "" {
-		// A fleet's claims are shared: what one node adds is in force on
-		// every node.
-		e.claims, err = claims.OpenPostgres(ctx, spec.Fleet.DatabaseURL, copts)
-	} else {
-		e.claims, err = claims.Open(ctx, inDir(spec.DataDir, ClaimsFile), copts)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	if err := e.openDB(ctx, spec); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	if e.leases, e.leasesCloser, err = openLeases(ctx, spec.Fleet.LeasesURL); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	if e.leases == nil {
-		if e.leases, err = e.openLocalLeases(ctx); err != nil {
-			return nil, fmt.Errorf("engine: %w", err)
-		}
-	}
-	switch {
-	case e.fleet != nil:
-		e.node = e.fleet.node
-	case spec.Fleet.Node != "":
-		e.node = spec.Fleet.Node
-	case e.leases != nil:
-		e.node = defaultNodeName()
+	if err := e.openStores(ctx, spec); err != nil {
+		return nil, err
 	}
 	for _, v := range spec.Verifiers {
 		if v.Kind != VerifierHTTP {
@@ -299,14 +265,12 @@ func New(ctx context.Context, spec Spec, opts Options) (_ *Engine, err error) {
 		worldNames = append(worldNames, name)
 	}
 	slices.Sort(worldNames)
-	procedural := 0
 	for _, name := range worldNames {
 		ws := spec.Worlds[name]
 		var w *worldState
 		switch ws.kind() {
 		case "procedural":
-			w, err = e.openProcedural(ctx, name, *ws.Procedural, archivePath(spec.Archive.Path, procedural, name), archiveSchema(spec.Archive.Schema, procedural, name))
-			procedural++
+			w, err = e.openProcedural(ctx, name, *ws.Procedural)
 		case "minecraft":
 			w, err = e.openMinecraft(ctx, name, *ws.Minecraft)
 		default:
@@ -339,36 +303,6 @@ func loadPolicy(spec Spec) (*ttl.Policy, error) {
 	return ttl.LoadFileOrDefault(spec.TTLPath)
 }
 
-// archivePath returns the archive file of the n-th procedural world in
-// name order (n from 0): p for the first, and beside it
-// "<base>-<world><ext>" for the others (archive.db -> archive-<world>.db;
-// ".db" when p has no extension). An archive store serves one archive at
-// a time, so every procedural world has its own.
-func archivePath(p string, n int, world string) string {
-	if n == 0 {
-		return p
-	}
-	ext := filepath.Ext(p)
-	if ext == "" {
-		ext = ".db"
-	}
-	return strings.TrimSuffix(p, filepath.Ext(p)) + "-" + world + ext
-}
-
-// archiveSchema returns the PostgreSQL schema of the n-th procedural
-// world's archive (see archivePath): base for the first, and
-// "<base>_<world>" for the others, cut to PostgreSQL's 63 bytes.
-func archiveSchema(base string, n int, world string) string {
-	if n == 0 {
-		return base
-	}
-	s := base + "_" + world
-	if len(s) > 63 {
-		s = s[:63]
-	}
-	return s
-}
-
 // openSource wraps an embedder's world in a resident store.
 func (e *Engine) openSource(name string, src world.Source) *worldState {
 	w := &worldState{name: name, source: src}
@@ -397,37 +331,21 @@ func (e *Engine) openMinecraft(ctx context.Context, name string, mc MinecraftWor
 }
 
 // openProcedural builds a procedural world: procgen -> archive (its store
-// at path, or in schema of the PostgreSQL database of Spec.Archive.URL) ->
-// procworld -> resident store. A store that fails to open is logged once
-// by the archive, which then runs without one.
-func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralWorld, path, schema string) (*worldState, error) {
+// opened by e.archives) -> procworld -> resident store. A store that
+// fails to open is logged once by the archive, which then runs without
+// one.
+func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralWorld) (*worldState, error) {
 	gen, err := procgen.NewWithOptions(pw.Params, procgen.Options{CacheCells: e.drainageCells(name)})
 	if err != nil {
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}
 	aopts := archive.Options{Logger: e.log.With("world", name), Clock: e.opts.Clock}
 	var store archive.Store
-	if e.spec.Archive.Disabled {
+	if e.archives == nil {
 		aopts.StoreError = errors.New("archive disabled in the configuration")
-	} else if e.spec.Archive.URL != "" {
-		s, err := pgstore.Open(ctx, e.spec.Archive.URL, pgstore.Options{Limits: e.spec.Archive.Limits, Schema: schema, Logger: e.log})
-		if err != nil {
-			aopts.StoreError = err
-		} else {
-			store = s
-		}
-	} else {
-		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-			e.archivesFound = append(e.archivesFound, path)
-		}
-		_, readOnly := e.readOnlyArchives[path]
-		s, err := sqlitestore.Open(ctx, path, sqlitestore.Options{Limits: e.spec.Archive.Limits, Logger: e.log,
-			MinFreeBytes: e.spec.Archive.MinFreeBytes, MinFreePercent: e.spec.Archive.MinFreePercent, ReadOnly: readOnly})
-		if err != nil {
-			aopts.StoreError = err
-		} else {
-			store = s
-		}
+	} else if store, err = e.archives.Open(ctx, name); err != nil {
+		aopts.StoreError = err
+		store = nil
 	}
 	arch, err := archive.Wrap(gen, store, aopts)
 	if err != nil {
@@ -680,7 +598,7 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: key: %w", name, err)
 	}
-	persister, err := e.db.region(name, pipeline.NewKey(uint64(wk.Procedural.Seed), keyBytes))
+	persister, err := e.db.Region(name, pipeline.NewKey(uint64(wk.Procedural.Seed), keyBytes))
 	if err != nil {
 		return nil, fmt.Errorf("engine: region %q: %w", name, err)
 	}
@@ -806,9 +724,8 @@ type RefillStats struct {
 // failed, Retries the commits of a batch that had failed before; Failing
 // reports that the last commit failed (its writes wait for a retry), and
 // LastError is the error of the last failed commit ("" if none). The
-// fields are sqlitepersist.Stats', in its order, so that one converts to
-// the other (a field added to one and not the other stops that
-// compiling).
+// fields are stores.Writes', in its order, so that one converts to the
+// other (a field added to one and not the other stops that compiling).
 type LocationWrites struct {
 	Pending   int
 	Written   uint64
@@ -826,7 +743,7 @@ func (e *Engine) Locations() LocationWrites {
 	if e.db == nil {
 		return LocationWrites{}
 	}
-	return e.db.writes()
+	return LocationWrites(e.db.Writes())
 }
 
 // Quiet reports whether no region was asked for a place (a teleport, a
@@ -990,12 +907,8 @@ func (e *Engine) shutdown(ctx context.Context) error {
 			}
 		}
 		if e.db != nil {
+			// The locations, then the claims.
 			if err := e.db.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("engine: %w", err))
-			}
-		}
-		if e.claims != nil {
-			if err := e.claims.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("engine: %w", err))
 			}
 		}

@@ -592,3 +592,22 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}))
 }
+
+// TestNewWithoutStores: a Spec without Stores is refused, with an error
+// that names the packages to pick from, and nothing is written.
+func TestNewWithoutStores(t *testing.T) {
+	dir := t.TempDir()
+	e, err := engine.New(t.Context(), engine.Spec{DataDir: dir}, engine.Options{Logger: quietLogger()})
+	if err == nil {
+		_ = e.Close(context.Background())
+		t.Fatal("New without Stores succeeded")
+	}
+	for _, want := range []string{"Spec.Stores", "stores/sqlite", "stores/fleet"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("New without Stores = %q, want it to name %s", err, want)
+		}
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("data folder after a refused New: %v, %v; want it empty", entries, err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/stores/sqlite"
 	"github.com/rtpengine/rtp/world"
 )
 
@@ -29,8 +30,10 @@ func (flatWorld) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, error)
 }
 
 // A Go program embeds the engine on a world of its own: a Spec names it,
-// with a region on it, and the engine hands out places on it. The places
-// are drawn at random; what is sure is where they stand.
+// with a region on it and the stores the program picks (here the
+// embedded ones: SQLite files in the data folder), and the engine hands
+// out places on it. The places are drawn at random; what is sure is where
+// they stand.
 func Example() {
 	dir, err := os.MkdirTemp("", "engine-example-")
 	if err != nil {
@@ -38,6 +41,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 	spec := engine.Spec{
+		Stores:  sqlite.Stores{},
 		DataDir: dir,
 		Worlds:  map[string]engine.WorldSpec{"flat": {Source: flatWorld{}, Key: "flat-64"}},
 		Regions: map[string]engine.RegionSpec{

@@ -1,7 +1,5 @@
 package engine
 
-import "github.com/rtpengine/rtp/internal/diskspace"
-
 // SetHandoutLimits sets e's handout limits (Options has no field for
 // them yet): call it before e is shared.
 func SetHandoutLimits(e *Engine, l HandoutLimits) { e.out.setLimits(l) }
@@ -27,14 +25,6 @@ func DrainageCells(e *Engine, world string) int { return e.drainageCells(world) 
 // TileSize returns the terrain tile edge the procedural world named world
 // reads.
 func TileSize(e *Engine, world string) int { return e.tileSize(world) }
-
-// SetDiskUsage makes the engine see the free space usage returns instead
-// of the disk's, until the test ends (tests of diskroom.go).
-func SetDiskUsage(t interface{ Cleanup(func()) }, usage func(dir string) (diskspace.Usage, error)) {
-	old := diskUsageOf
-	diskUsageOf = usage
-	t.Cleanup(func() { diskUsageOf = old })
-}
 
 // RegionKey returns the persisted identity (JSON) of the region named
 // region of s, as New computes it for a region whose verifiers are

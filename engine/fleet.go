@@ -15,8 +15,7 @@ import (
 
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/pipeline"
-	"github.com/rtpengine/rtp/pipeline/pgpersist"
-	"github.com/rtpengine/rtp/pipeline/sqlitepersist"
+	"github.com/rtpengine/rtp/stores"
 )
 
 // Paces of a fleet node's upkeep.
@@ -37,45 +36,9 @@ const (
 	pingEvery = time.Second
 )
 
-// persistDB is the locations database: the embedded SQLite file of a
-// single node, or the PostgreSQL database a fleet shares.
-type persistDB interface {
-	region(name string, key pipeline.Key) (pipeline.Persister, error)
-	writes() LocationWrites
-	Close() error
-}
-
-type sqliteDB struct{ *sqlitepersist.DB }
-
-func (d sqliteDB) writes() LocationWrites { return LocationWrites(d.Stats()) }
-
-func (d fleetDB) writes() LocationWrites {
-	st := d.Stats()
-	return LocationWrites{Pending: st.Pending, Written: st.Written, Coalesced: st.Coalesced, Dropped: st.Dropped,
-		Failures: st.Failures, Retries: st.Retries, Failing: st.Failing, LastError: st.LastError}
-}
-
-func (d sqliteDB) region(name string, key pipeline.Key) (pipeline.Persister, error) {
-	r, err := d.Region(name, key)
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-type fleetDB struct{ *pgpersist.DB }
-
-func (d fleetDB) region(name string, key pipeline.Key) (pipeline.Persister, error) {
-	r, err := d.Region(name, key)
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
 // fleet is the engine's part in a fleet; nil when it runs alone.
 type fleet struct {
-	db   *pgpersist.DB
+	db   stores.Fleet
 	node string
 	log  *slog.Logger
 
@@ -103,54 +66,19 @@ func defaultNodeName() string {
 	return host + "-" + hex.EncodeToString(b[:])
 }
 
-// openDB opens the locations database the spec names.
-func (e *Engine) openDB(ctx context.Context, spec Spec) error {
-	if spec.Fleet.DatabaseURL == "" {
-		db, err := sqlitepersist.Open(ctx, spec.Database, sqlitepersist.Options{Logger: e.log, Gate: e.gate})
-		if err != nil {
-			return err
-		}
-		e.db = sqliteDB{db}
-		if db.Fresh() {
-			e.freshDB = spec.Database
-		}
-		return nil
-	}
-	node := spec.Fleet.Node
-	if node == "" {
-		node = defaultNodeName()
-	}
-	db, err := pgpersist.Open(ctx, spec.Fleet.DatabaseURL, pgpersist.Options{
-		Node:     node,
-		LeaseTTL: spec.Fleet.NodeLease,
-		// Sweep often: a dead node's claims come back a tenth of a lease
-		// after its lease lapses.
-		SweepEvery: max(spec.Fleet.NodeLease/10, 100*time.Millisecond),
-		Logger:     e.log,
-		Software:   e.opts.Software,
-	})
-	if err != nil {
-		return err
-	}
-	e.db = fleetDB{db}
-	e.fleet = &fleet{db: db, node: node, log: e.log, wake: map[string]chan struct{}{}}
-	e.log.Info("engine: fleet node joined", "node", node, "lease", time.Until(db.LeaseUntil()).Round(time.Second))
-	return nil
-}
-
 // joinRegion readies a region for the fleet before it replays the
 // journal: its feed cursor starts now, so that what the replay misses the
 // feed reads (twice at worst, which is harmless).
 func (f *fleet) joinRegion(ctx context.Context, r *Region, p pipeline.Persister) error {
-	shared, ok := p.(*pgpersist.Region)
+	shared, ok := p.(stores.SharedRegion)
 	if !ok {
 		return nil
 	}
-	cur, err := shared.FeedStart(ctx)
+	feed, err := shared.Follow(ctx)
 	if err != nil {
 		return fmt.Errorf("engine: region %q: %w", r.name, err)
 	}
-	r.fleet = &regionFleet{shared: shared, cursor: cur}
+	r.fleet = &regionFleet{shared: shared, feed: feed}
 	f.mu.Lock()
 	f.wake[r.name] = make(chan struct{}, 1)
 	f.mu.Unlock()
@@ -159,8 +87,8 @@ func (f *fleet) joinRegion(ctx context.Context, r *Region, p pipeline.Persister)
 
 // regionFleet is a region's part in a fleet.
 type regionFleet struct {
-	shared *pgpersist.Region
-	cursor *pgpersist.Cursor // the feed loop's own
+	shared stores.SharedRegion
+	feed   stores.Feed // the feed loop's own
 
 	marks, spots, reads, readErrors atomic.Uint64
 	claimErrors                     atomic.Uint64
@@ -232,7 +160,7 @@ func (r *Region) readFeed(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	for range 100 { // a feed read returns at most its limit; catch up
-		marks, spots, err := rf.shared.Feed(ctx, rf.cursor)
+		marks, spots, more, err := rf.feed.Next(ctx)
 		rf.reads.Add(1)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -258,7 +186,7 @@ func (r *Region) readFeed(ctx context.Context) {
 			}
 			rf.spots.Add(uint64(len(spots)))
 		}
-		if len(marks) < pgpersist.FeedLimit {
+		if !more {
 			return
 		}
 	}
@@ -273,10 +201,10 @@ func (r *Region) claimPool(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	locs, err := r.fleet.shared.ClaimCold(ctx, room)
+	locs, err := r.fleet.shared.ClaimPool(ctx, room)
 	if err != nil {
 		r.pipe.HoldDraws(false)
-		if ctx.Err() == nil && !errors.Is(err, pgpersist.ErrLeaseLost) {
+		if ctx.Err() == nil && !errors.Is(err, stores.ErrLeaseLost) {
 			r.fleet.claimErrors.Add(1)
 		}
 		return
@@ -401,7 +329,7 @@ type FleetStats struct {
 	Foreign     uint64 `json:"foreign"`
 	ClaimErrors uint64 `json:"claimErrors"`
 	// Pending, Failing and LastError describe the writes to the database
-	// (see pgpersist.Stats).
+	// (see LocationWrites).
 	Pending   int    `json:"pending"`
 	Failing   bool   `json:"failing"`
 	LastError string `json:"lastError,omitempty"`
@@ -414,11 +342,11 @@ func (r *Region) fleetStats(pst pipeline.Stats) *FleetStats {
 	if f == nil || rf == nil {
 		return nil
 	}
-	st := f.db.Stats()
+	st := r.e.db.Writes()
 	return &FleetStats{
 		Node:        f.node,
 		Degraded:    f.down.Load() || st.Failing,
-		LeaseLost:   st.LeaseLost,
+		LeaseLost:   f.db.LeaseLost(),
 		LeaseUntil:  f.db.LeaseUntil(),
 		Listening:   f.listening.Load(),
 		Share:       int(rf.rank.Load()),

@@ -12,7 +12,7 @@ import (
 	"github.com/rtpengine/rtp/pipeline"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/stage"
-	"github.com/rtpengine/rtp/terrain/archive"
+	"github.com/rtpengine/rtp/stores"
 	"github.com/rtpengine/rtp/terrain/procgen"
 	"github.com/rtpengine/rtp/ttl"
 	"github.com/rtpengine/rtp/verify"
@@ -57,17 +57,28 @@ const (
 	MaxUniqueRadius = 1024
 )
 
-// Spec is everything an Engine runs: its files, worlds, regions and
-// verifiers, as plain Go values. Package config translates an rtp.yml into
+// Spec is everything an Engine runs: its stores and files, worlds, regions
+// and verifiers, as plain Go values. Package config translates an rtp.yml into
 // one (config.Config.Spec); a Go program embedding the engine writes one
 // directly, with worlds of its own (WorldSpec.Source).
 //
-// The zero value is usable: one procedural world DefaultWorldName, one
-// region DefaultRegionName on it with every default, files under
-// DefaultDataDir. A Spec is a plain value; New and Reload copy what they
-// keep, so the caller may reuse it (but not the Sources it names, which the
-// engine uses while it runs).
+// The zero value needs only Stores: with them, it runs one procedural
+// world DefaultWorldName, one region DefaultRegionName on it with every
+// default, files under DefaultDataDir. A Spec is a plain value; New and
+// Reload copy what they keep, so the caller may reuse it (but not the
+// Sources it names, which the engine uses while it runs).
 type Spec struct {
+	// Stores opens where the engine keeps its state (see package stores):
+	// the locations database, the claims, the terrain archives and the
+	// network leases, where Database, Fleet and Archive say. Required:
+	// the engine links no store of its own, so a program links only the
+	// stores it picks. sqlite.Stores{} (package stores/sqlite) keeps every
+	// store in a file of DataDir, linking SQLite and no other database;
+	// fleet.Stores{} (package stores/fleet) adds PostgreSQL and Redis
+	// wherever Fleet and Archive name their URLs; package config sets the
+	// latter. New fails, saying so, without it. Reload compares it as it
+	// compares the other fields: an equal value is the same stores.
+	Stores stores.Stores
 	// DataDir is the folder of the files the engine keeps: the databases,
 	// the memory files, the network secret. Default DefaultDataDir.
 	DataDir string
@@ -76,8 +87,9 @@ type Spec struct {
 	// set.
 	Database string
 	// Fleet makes the engine one node of a fleet: several engines sharing
-	// one PostgreSQL database (and, for network leases, one Redis). The
-	// zero value runs alone on the embedded SQLite files.
+	// one PostgreSQL database (and, for network leases, one Redis), which
+	// Stores must open (package stores/fleet). The zero value runs alone
+	// on the embedded SQLite files.
 	Fleet FleetSpec
 	// Archive is the terrain archive of the procedural worlds.
 	Archive ArchiveSpec
@@ -118,60 +130,13 @@ const (
 	DefaultNodeLease = 15 * time.Second
 )
 
-// FleetSpec says where the state shared by the nodes of a fleet lives
-// (see docs/fleet.md). Each URL is optional: an empty one keeps that part
-// local.
-type FleetSpec struct {
-	// DatabaseURL is a PostgreSQL connection URL ("postgres://..."). When
-	// set, the locations, the memory journal, the placement spots and the
-	// claims live there instead of in the SQLite files, shared by every
-	// node on that database. Default "": SQLite in DataDir.
-	DatabaseURL string
-	// LeasesURL is a Redis URL ("redis://..."). When set, network leases
-	// live there, so a token reserved through one node can be redeemed
-	// through any other. Default "": a single node's (DatabaseURL "")
-	// in its locations database, where a reservation and a redemption
-	// outlive a restart or a crash; a fleet node's in its process's
-	// memory.
-	LeasesURL string
-	// Node names this engine among the fleet's nodes; one process at a
-	// time per name. Default: the host name, a dash and a random suffix.
-	Node string
-	// NodeLease is how long a node's claims on shared locations outlive
-	// its last heartbeat: a node that dies has its claims returned to the
-	// pool this long after. Default DefaultNodeLease.
-	NodeLease time.Duration
-}
+// FleetSpec says where the state shared by the nodes of a fleet lives:
+// see stores.FleetSpec, which the Stores of a Spec read.
+type FleetSpec = stores.FleetSpec
 
-// ArchiveSpec is the terrain archive: the SQLite store of the tiles the
-// procedural worlds generate (see package archive). The zero value selects
-// the defaults.
-type ArchiveSpec struct {
-	// Disabled runs without an archive: terrain is generated every time
-	// it is needed. Default false.
-	Disabled bool
-	// Path of the archive database; a relative path is in Spec.DataDir.
-	// The first procedural world (by name) uses it, each other one a file
-	// beside it ("archive-<world>.db"). Default DefaultArchive.
-	Path string
-	// Limits bound the tiles kept. Default: archive's defaults.
-	Limits archive.Limits
-	// URL is a PostgreSQL connection URL: when set, the tiles live in that
-	// database (package pgstore), shared by the nodes of a fleet, instead
-	// of the file at Path. Default "".
-	URL string
-	// Schema is the PostgreSQL schema of the first procedural world's
-	// archive (URL only); each other one is in "<Schema>_<world>".
-	// Fleets sharing one database keep apart by it. At most 63 bytes.
-	// Default DefaultArchiveSchema.
-	Schema string
-	// MinFreeBytes and MinFreePercent make the free space floor of the
-	// archive file's disk (see sqlitestore.Options): under it, the archive
-	// stores nothing and gives back space to the files beside it. Defaults
-	// sqlitestore's (256 MiB, 5%); negative drops that bound.
-	MinFreeBytes   int64
-	MinFreePercent float64
-}
+// ArchiveSpec is the terrain archive of the procedural worlds: see
+// stores.ArchiveSpec, which the Stores of a Spec read.
+type ArchiveSpec = stores.ArchiveSpec
 
 // WorldSpec is one world. Exactly one of Source, Procedural and Minecraft
 // may be set; the zero value is a procedural world with

@@ -19,6 +19,7 @@ import (
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/verify/claims"
+	"github.com/rtpengine/rtp/verify/claims/sqliteclaims"
 )
 
 // fakeEngine is an Engine whose answers the test sets: err, when set, is
@@ -42,7 +43,7 @@ type fakeEngine struct {
 
 func newFake(t *testing.T) *fakeEngine {
 	t.Helper()
-	cs, err := claims.Open(t.Context(), filepath.Join(t.TempDir(), "claims.db"), claims.Options{})
+	cs, err := sqliteclaims.Open(t.Context(), filepath.Join(t.TempDir(), "claims.db"), sqliteclaims.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

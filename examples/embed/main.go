@@ -5,7 +5,10 @@
 //	go run ./examples/embed
 //
 // A game server embeds the engine the same way, with a world.Source that
-// reads its own chunks.
+// reads its own chunks. The engine keeps its state in the stores the
+// program picks: here the embedded ones (package stores/sqlite, SQLite
+// files in the data folder), so the program links neither PostgreSQL nor
+// Redis (TestLinksNoFleetDrivers).
 package main
 
 import (
@@ -20,6 +23,7 @@ import (
 
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/stores/sqlite"
 	"github.com/rtpengine/rtp/world"
 )
 
@@ -61,6 +65,7 @@ func (sineWorld) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, error)
 // dataDir.
 func spec(dataDir string) engine.Spec {
 	return engine.Spec{
+		Stores:  sqlite.Stores{},
 		DataDir: dataDir,
 		Worlds: map[string]engine.WorldSpec{
 			"hills": {Source: sineWorld{}, Key: "sine-1"},

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/internal/godeps"
 	"github.com/rtpengine/rtp/world/worldtest"
 )
 
@@ -37,4 +39,16 @@ func TestSineWorldContract(t *testing.T) {
 	worldtest.Run(t, func(t *testing.T) worldtest.Case {
 		return worldtest.Case{Source: sineWorld{}, Present: []geom.Chunk{{X: 0, Z: 0}, {X: -3, Z: 7}, {X: 100, Z: -100}}}
 	})
+}
+
+// TestLinksNoFleetDrivers: the example, an embedder that picks the
+// embedded stores, links neither PostgreSQL, Redis nor Chromium.
+func TestLinksNoFleetDrivers(t *testing.T) {
+	deps := godeps.Of(t, ".")
+	if !slices.Contains(deps, "github.com/rtpengine/rtp/engine") {
+		t.Fatalf("go list -deps . names no engine: %q", deps)
+	}
+	if bad := godeps.Matching(deps, "github.com/jackc/pgx", "github.com/redis/go-redis", "github.com/chromedp"); len(bad) > 0 {
+		t.Errorf("the embed example links %q", bad)
+	}
 }

@@ -19,7 +19,7 @@ const benchClaims = 10_000
 // inside some claim.
 func benchStore(b *testing.B) (*claims.Store, []claims.Claim, [][2]int64) {
 	b.Helper()
-	s := open(b, filepath.Join(b.TempDir(), "claims.db"))
+	s := open(b, filepath.Join(b.TempDir(), "claims.db"), claims.Options{})
 	rng := rand.New(rand.NewPCG(1, 2))
 	ctx := context.Background()
 	all := make([]claims.Claim, 0, benchClaims)

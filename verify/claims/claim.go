@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -102,77 +101,36 @@ func (c Claim) check(maxSide int64) error {
 	return errors.Join(errs...)
 }
 
-// Options configure a Store. The zero value selects every default.
+// Options configure a Store, whatever its back end (each back end's
+// package adds its own). The zero value selects every default.
 type Options struct {
 	// MaxSide bounds the width and depth of a claim given to Add, in
 	// blocks, to catch typos that would claim a whole world. Claims
 	// already in the database load whatever their size. Default
 	// DefaultMaxSide (65,536).
 	MaxSide int64
-	// BusyTimeout is how long a statement waits for a lock held by another
-	// connection or process (SQLite only). Default 5 s.
-	BusyTimeout time.Duration
 	// Clock gives Created to claims added without one. Default time.Now.
 	Clock func() time.Time
-	// Logger receives what Open finds at its path: an info record when it
-	// creates a new, empty store where there was no file, and a warning
-	// when it adopts an existing file that held no claims (a 0-byte file,
-	// or an SQLite database without any table), which may mean the claims
-	// of an earlier run were lost. With PostgreSQL it receives an info
-	// record when OpenPostgres creates the tables, a warning when the
-	// connection that follows the other nodes' changes is lost and an info
-	// record when it is back (one of each per outage), and a warning for a
-	// row or notification that is not a valid claim. Default
-	// slog.Default().
+	// Logger receives what the back end reports: what it found where it
+	// opened (a new store, a store that held no claims) and, for a shared
+	// one, the outages of its link to the other nodes and the rows or
+	// notifications that are not valid claims (see each back end's
+	// package). Default slog.Default().
 	Logger *slog.Logger
-
-	// Schema is the PostgreSQL schema that holds the tables (PostgreSQL
-	// only); it must exist. Default "": the first existing schema of the
-	// connection's search_path.
-	Schema string
-	// ResyncInterval is how often a PostgreSQL store checks the database's
-	// revision when no notification came, the fallback that catches up on
-	// changes whose notifications were lost (PostgreSQL only). Default
-	// DefaultResyncInterval.
-	ResyncInterval time.Duration
 }
-
-// DefaultResyncInterval is the default of Options.ResyncInterval.
-const DefaultResyncInterval = 2 * time.Second
-
-// maxIdentifier is PostgreSQL's limit on the length of a name, in bytes.
-const maxIdentifier = 63
-
-// DefaultBusyTimeout is the default of Options.BusyTimeout.
-const DefaultBusyTimeout = 5 * time.Second
 
 // Validate reports every invalid field at once.
 func (o Options) Validate() error {
-	var errs []error
 	if o.MaxSide < 0 {
-		errs = append(errs, fmt.Errorf("claims: MaxSide %d is negative", o.MaxSide))
+		return fmt.Errorf("claims: MaxSide %d is negative", o.MaxSide)
 	}
-	if o.BusyTimeout < 0 {
-		errs = append(errs, fmt.Errorf("claims: BusyTimeout %v is negative", o.BusyTimeout))
-	}
-	if o.ResyncInterval < 0 {
-		errs = append(errs, fmt.Errorf("claims: ResyncInterval %v is negative", o.ResyncInterval))
-	}
-	if len(o.Schema) > maxIdentifier || strings.ContainsRune(o.Schema, 0) {
-		errs = append(errs, fmt.Errorf("claims: Schema %q is not a PostgreSQL name (at most %d bytes, no NUL)", o.Schema, maxIdentifier))
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
-func (o Options) withDefaults() Options {
+// WithDefaults returns o with every field left zero set to its default.
+func (o Options) WithDefaults() Options {
 	if o.MaxSide == 0 {
 		o.MaxSide = DefaultMaxSide
-	}
-	if o.BusyTimeout == 0 {
-		o.BusyTimeout = DefaultBusyTimeout
-	}
-	if o.ResyncInterval == 0 {
-		o.ResyncInterval = DefaultResyncInterval
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -182,3 +140,8 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// ErrNotClaimsDatabase is in the chain of the error a back end's Open
+// returns for a database that holds another program's tables where the
+// claims should be, which it refuses to change.
+var ErrNotClaimsDatabase = errors.New("claims: not a claims database")

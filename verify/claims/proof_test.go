@@ -45,11 +45,7 @@ func newWorld(t *testing.T, policy *ttl.Policy) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.store, err = claims.Open(context.Background(), filepath.Join(t.TempDir(), "claims.db"), claims.Options{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.store.Close() })
+	w.store = open(t, filepath.Join(t.TempDir(), "claims.db"), claims.Options{Clock: clock})
 	w.reg = verify.New(verify.Options{})
 	v := w.store.Verifier()
 	if err := w.reg.Register(claims.Source, func(l verify.Location) bool { w.checks++; return v(l) }); err != nil {

@@ -18,39 +18,40 @@ const Source = "claims"
 // ErrClosed is returned by Add, Remove and List once the store is closed.
 var ErrClosed = errors.New("claims: closed")
 
-// backend is the storage under a Store: the only part that differs between
-// the SQLite file (Open) and a shared PostgreSQL database (OpenPostgres).
-// The Store keeps the index and the validation; a back end only stores,
-// deletes and lists rows, each write committed before it returns.
-type backend interface {
-	// insert stores c, which is valid and has a zero ID, and returns the
+// Backend is the storage under a Store: the only part that differs
+// between the SQLite file of one process (package sqliteclaims) and a
+// PostgreSQL database several nodes share (package pgclaims). The Store
+// keeps the index and the validation; a back end only stores, deletes and
+// lists rows, each write committed before it returns. The Store
+// serializes the calls of Insert, Remove, List and Close, and calls
+// nothing after Close.
+type Backend interface {
+	// Insert stores c, which is valid and has a zero ID, and returns the
 	// committed change, whose claim has its ID set.
-	insert(ctx context.Context, c Claim) (change, error)
-	// remove deletes the claim with the given id. ok is false when there
+	Insert(ctx context.Context, c Claim) (Change, error)
+	// Remove deletes the claim with the given id. ok is false when there
 	// was none, and then nothing was committed.
-	remove(ctx context.Context, id int64) (ch change, ok bool, err error)
-	// list reads the claims of world (of every world when it is empty) in
-	// id order.
-	list(ctx context.Context, world string) ([]Claim, error)
-	// shared reports whether other stores write the same rows: then the
-	// changes carry revisions and the index also follows the others'.
-	shared() bool
-	// close releases the storage and stops whatever the back end started.
-	close() error
+	Remove(ctx context.Context, id int64) (ch Change, ok bool, err error)
+	// List reads the claims of world (of every world when it is empty) in
+	// id order. The caller owns the slice.
+	List(ctx context.Context, world string) ([]Claim, error)
+	// Close releases the storage and stops whatever the back end started.
+	Close() error
 }
 
-// Store is the claims store: the claims of a database, an SQLite file or
-// a PostgreSQL schema shared by several nodes, mirrored in an in-memory
-// spatial index. Open one with Open or OpenPostgres; the zero value is not
-// usable.
+// Store is the claims store: the claims of a back end's database, an
+// SQLite file or a PostgreSQL schema shared by several nodes, mirrored in
+// an in-memory spatial index. Make one with New or NewShared (or the
+// Open of a back end's package); the zero value is not usable.
 //
 // A Store is safe for concurrent use. Contains (and the verifier) reads the
 // index under a read lock and never waits for the database; Add, Remove and
 // List are serialized with each other. After Close, Contains keeps
 // answering from the claims in force at the time.
 type Store struct {
-	be   backend
-	opts Options
+	be     Backend
+	opts   Options
+	shared bool // other stores write the back end's rows (NewShared)
 
 	wmu sync.Mutex // serializes Add, Remove, List and Close: database, then index
 	// wmu protects the following field.
@@ -65,11 +66,48 @@ type Store struct {
 	// ahead holds this store's own committed changes above rev+1, in
 	// revision order, applied to the index before the changes below them
 	// were seen (see sync.go).
-	ahead []change
+	ahead []Change
 }
 
 func newStore(opts Options) *Store {
-	return &Store{opts: opts.withDefaults(), ix: newIndex()}
+	return &Store{opts: opts.WithDefaults(), ix: newIndex()}
+}
+
+// New returns a Store over the private back end b, which only this store
+// writes while it is open, holding the claims all: every row of b, as its
+// List("") returns them. A row that is not a valid claim fails New (its
+// error wraps ErrInvalidClaim and names the row), as do invalid options.
+// The Store owns b from then on and closes it on Close; on error the
+// caller closes it.
+func New(b Backend, all []Claim, opts Options) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	s := newStore(opts)
+	if err := s.load(0, all); err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	s.be = b
+	return s, nil
+}
+
+// NewShared returns a Store over the shared back end b, whose rows other
+// stores write too, holding the claims all of b at revision rev (a
+// snapshot of both). Each write of a shared back end takes the next
+// revision of its database (Change.Rev), so that revisions are dense and
+// commit in order. The back end keeps the index up to date with the other
+// stores' writes through the returned Mirror. Errors and ownership are
+// New's.
+func NewShared(b Backend, rev int64, all []Claim, opts Options) (*Store, *Mirror, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, nil, err
+	}
+	s := newStore(opts)
+	if err := s.load(rev, all); err != nil {
+		return nil, nil, fmt.Errorf("load: %w", err)
+	}
+	s.be, s.shared = b, true
+	return s, &Mirror{s: s}, nil
 }
 
 // Add validates c, stores it and puts it in force. It returns the claim as
@@ -80,9 +118,10 @@ func newStore(opts Options) *Store {
 // problem, in whose chain is ErrInvalidClaim. Overlapping claims are
 // allowed.
 //
-// With PostgreSQL the claim is in force on this node when Add returns and
-// on the other nodes of the database within a second, a few milliseconds
-// in practice (see the package documentation); so is a removal.
+// With a shared back end the claim is in force on this node when Add
+// returns and on the other nodes of the database as soon as the back end
+// learns of it (see package pgclaims: within a second, a few
+// milliseconds in practice); so is a removal.
 func (s *Store) Add(ctx context.Context, c Claim) (Claim, error) {
 	err := c.check(s.opts.MaxSide)
 	if c.ID != 0 {
@@ -104,11 +143,11 @@ func (s *Store) Add(ctx context.Context, c Claim) (Claim, error) {
 	if s.closed {
 		return Claim{}, ErrClosed
 	}
-	ch, err := s.be.insert(ctx, c)
+	ch, err := s.be.Insert(ctx, c)
 	if err != nil {
 		return Claim{}, fmt.Errorf("claims: add: %w", err)
 	}
-	stored := *ch.add
+	stored := *ch.Add
 	s.commit(ch)
 	return stored, nil
 }
@@ -122,11 +161,11 @@ func (s *Store) Remove(ctx context.Context, id int64) (bool, error) {
 	if s.closed {
 		return false, ErrClosed
 	}
-	ch, ok, err := s.be.remove(ctx, id)
+	ch, ok, err := s.be.Remove(ctx, id)
 	if err != nil {
 		return false, fmt.Errorf("claims: remove %d: %w", id, err)
 	}
-	if s.be.shared() {
+	if s.shared {
 		// Another node may have removed it first, and this store may have
 		// dropped it from the index already: no disagreement there.
 		if ok {
@@ -152,7 +191,7 @@ func (s *Store) List(ctx context.Context, world string) ([]Claim, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	cs, err := s.be.list(ctx, world)
+	cs, err := s.be.List(ctx, world)
 	if err != nil {
 		return nil, fmt.Errorf("claims: list: %w", err)
 	}
@@ -199,9 +238,9 @@ func (s *Store) Register(reg *verify.Registry) error {
 	return reg.Register(Source, s.Verifier())
 }
 
-// Close closes the database and, with PostgreSQL, stops following the
-// other nodes' changes: it returns once every goroutine and connection the
-// store started is gone. Add, Remove and List then return ErrClosed;
+// Close closes the back end, which stops whatever it started (a shared
+// one's following of the other nodes' changes): it returns once every
+// goroutine and connection the store and its back end started is gone. Add, Remove and List then return ErrClosed;
 // Contains and the verifier keep answering from the claims in force. Close
 // is idempotent.
 func (s *Store) Close() error {
@@ -211,7 +250,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	if err := s.be.close(); err != nil {
+	if err := s.be.Close(); err != nil {
 		return fmt.Errorf("claims: close: %w", err)
 	}
 	return nil

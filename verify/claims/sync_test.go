@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The revision bookkeeping of a shared store (sync.go), driven by hand in
@@ -16,8 +15,8 @@ func testClaim(id int64) *Claim {
 	return &Claim{ID: id, World: "w", Owner: "o", MinX: x, MinZ: x, MaxX: x + 9, MaxZ: x + 9}
 }
 
-func added(rev, id int64) change   { return change{rev: rev, id: id, add: testClaim(id)} }
-func removed(rev, id int64) change { return change{rev: rev, id: id} }
+func added(rev, id int64) Change   { return Change{Rev: rev, ID: id, Add: testClaim(id)} }
+func removed(rev, id int64) Change { return Change{Rev: rev, ID: id} }
 
 // wantInForce checks that exactly the claims of ids are in force, and the
 // revision.
@@ -154,34 +153,5 @@ func TestLoadRefusesInvalidRow(t *testing.T) {
 	}
 	if err := s.load(4, []Claim{{World: "w", Owner: "o"}}); err == nil || !strings.Contains(err.Error(), "id 0") {
 		t.Fatalf("load(id 0) = %v, want an error", err)
-	}
-}
-
-func TestNoticeRoundTrip(t *testing.T) {
-	c := testClaim(3)
-	c.World = `w "quoted" <&> ünïcödé`
-	c.Created = time.UnixMilli(1_700_000_000_123).UTC()
-	for _, ch := range []change{{rev: 5, id: 3, add: c}, {rev: 6, id: 3}} {
-		p, err := encodeNotice(ch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := decodeNotice(p)
-		if err != nil {
-			t.Fatalf("decodeNotice(%s) = %v", p, err)
-		}
-		if got.rev != ch.rev || got.id != ch.id || (got.add == nil) != (ch.add == nil) || (got.add != nil && *got.add != *ch.add) {
-			t.Errorf("decodeNotice(encodeNotice(%+v)) = %+v", ch, got)
-		}
-	}
-	for _, p := range []string{
-		``, `{`, `{"rev":0,"remove":1}`, `{"rev":1}`, `{"rev":1,"remove":-1}`,
-		`{"rev":1,"remove":2,"add":{"id":2,"world":"w","owner":"o"}}`,
-		`{"rev":1,"add":{"id":2,"world":"","owner":"o"}}`,
-		`{"rev":1,"add":{"id":0,"world":"w","owner":"o"}}`,
-	} {
-		if ch, err := decodeNotice(p); err == nil {
-			t.Errorf("decodeNotice(%q) = %+v, want an error", p, ch)
-		}
 	}
 }

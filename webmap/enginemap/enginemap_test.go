@@ -17,6 +17,7 @@ import (
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/memory"
+	"github.com/rtpengine/rtp/stores/sqlite"
 	"github.com/rtpengine/rtp/terrain"
 	"github.com/rtpengine/rtp/terrain/mesh"
 	"github.com/rtpengine/rtp/terrain/procgen"
@@ -291,6 +292,7 @@ func TestMapRegionsWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := engine.Spec{
+		Stores:  sqlite.Stores{},
 		DataDir: t.TempDir(),
 		Regions: map[string]engine.RegionSpec{
 			"a-circle": {Shape: geom.ShapeSpec{CenterX: 40, CenterZ: -8, Radius: 300, Inner: 20}},

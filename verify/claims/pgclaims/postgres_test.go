@@ -1,4 +1,4 @@
-package claims_test
+package pgclaims_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rtpengine/rtp/verify/claims"
+	"github.com/rtpengine/rtp/verify/claims/claimstest"
+	"github.com/rtpengine/rtp/verify/claims/pgclaims"
 )
 
 // The tests of what only a shared PostgreSQL store does: several stores
@@ -28,9 +30,19 @@ const noResync = time.Hour
 // store must be in force on the others.
 const propagationLimit = time.Second
 
-func pgOpen(t testing.TB, u string, opts claims.Options) *claims.Store {
+// pgOpen opens the store of u, with Clock claimstest.Epoch unless opts
+// sets one; it is closed at cleanup.
+func pgOpen(t testing.TB, u string, opts pgclaims.Options) *claims.Store {
 	t.Helper()
-	return postgresKind.openAt(t, u, opts)
+	if opts.Clock == nil {
+		opts.Clock = func() time.Time { return claimstest.Epoch }
+	}
+	s, err := pgclaims.Open(context.Background(), u, opts)
+	if err != nil {
+		t.Fatalf("open postgres store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // countRecords counts the records of level (e.g. "WARN") that mention sub.
@@ -50,8 +62,8 @@ func countRecords(recs []string, level, sub string) int {
 func TestPostgresPropagation(t *testing.T) {
 	ctx := context.Background()
 	u, _ := newSchema(t)
-	a := pgOpen(t, u, claims.Options{ResyncInterval: noResync})
-	b := pgOpen(t, u, claims.Options{ResyncInterval: noResync})
+	a := pgOpen(t, u, pgclaims.Options{ResyncInterval: noResync})
+	b := pgOpen(t, u, pgclaims.Options{ResyncInterval: noResync})
 
 	const rounds = 20
 	var addDelays, removeDelays []time.Duration
@@ -101,8 +113,8 @@ func TestPostgresConcurrentAdds(t *testing.T) {
 	ctx := context.Background()
 	u, _ := newSchema(t)
 	stores := []*claims.Store{
-		pgOpen(t, u, claims.Options{ResyncInterval: noResync}),
-		pgOpen(t, u, claims.Options{ResyncInterval: noResync}),
+		pgOpen(t, u, pgclaims.Options{ResyncInterval: noResync}),
+		pgOpen(t, u, pgclaims.Options{ResyncInterval: noResync}),
 	}
 	const perWriter = 40
 	var mu sync.Mutex
@@ -168,7 +180,7 @@ func TestOpenPostgresBadURL(t *testing.T) {
 		// Nothing listens on port 1 of the loopback.
 		{"postgres://alice:s3cret@127.0.0.1:1/db?connect_timeout=5", "connect"},
 	} {
-		s, err := claims.OpenPostgres(ctx, tc.url, claims.Options{})
+		s, err := pgclaims.Open(ctx, tc.url, pgclaims.Options{})
 		if err == nil {
 			s.Close()
 			t.Errorf("OpenPostgres(%q) succeeded", tc.url)
@@ -183,7 +195,7 @@ func TestOpenPostgresBadURL(t *testing.T) {
 			t.Errorf("OpenPostgres(%q) error %q quotes the password", tc.url, msg)
 		}
 	}
-	if _, err := claims.OpenPostgres(ctx, "postgres://127.0.0.1:1/db", claims.Options{ResyncInterval: -1}); err == nil || !strings.Contains(err.Error(), "ResyncInterval") {
+	if _, err := pgclaims.Open(ctx, "postgres://127.0.0.1:1/db", pgclaims.Options{ResyncInterval: -1}); err == nil || !strings.Contains(err.Error(), "ResyncInterval") {
 		t.Errorf("OpenPostgres with invalid options = %v, want the ResyncInterval error", err)
 	}
 }
@@ -205,7 +217,7 @@ func TestPostgresOpenErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			u, schema := newSchema(t)
 			pgExec(t, u, tc.stmts...)
-			s, err := claims.OpenPostgres(ctx, u, claims.Options{})
+			s, err := pgclaims.Open(ctx, u, pgclaims.Options{})
 			if err == nil {
 				s.Close()
 				t.Fatal("OpenPostgres succeeded")
@@ -216,8 +228,8 @@ func TestPostgresOpenErrors(t *testing.T) {
 		})
 	}
 	t.Run("missing schema", func(t *testing.T) {
-		for _, opts := range []claims.Options{{Schema: "rtp_claims_test_absent"}} {
-			s, err := claims.OpenPostgres(ctx, server, opts)
+		for _, opts := range []pgclaims.Options{{Schema: "rtp_claims_test_absent"}} {
+			s, err := pgclaims.Open(ctx, server, opts)
 			if err == nil {
 				s.Close()
 				t.Fatal("OpenPostgres into a missing schema succeeded")
@@ -226,7 +238,7 @@ func TestPostgresOpenErrors(t *testing.T) {
 				t.Fatalf("OpenPostgres = %v, want the schema named as missing", err)
 			}
 		}
-		s, err := claims.OpenPostgres(ctx, withSearchPath(t, server, "rtp_claims_test_absent"), claims.Options{})
+		s, err := pgclaims.Open(ctx, withSearchPath(t, server, "rtp_claims_test_absent"), pgclaims.Options{})
 		if err == nil {
 			s.Close()
 			t.Fatal("OpenPostgres with a search_path of no existing schema succeeded")
@@ -242,11 +254,11 @@ func TestPostgresOpenErrors(t *testing.T) {
 func TestPostgresSchemaOption(t *testing.T) {
 	server := pgServer(t)
 	_, schema := newSchema(t)
-	s := pgOpen(t, server, claims.Options{Schema: schema})
+	s := pgOpen(t, server, pgclaims.Options{Schema: schema})
 	c := add(t, s, rect("w", "alice", 0, 0, 9, 9))
 	// The row is in that schema: a store on its search_path finds it.
 	u := withSearchPath(t, server, schema)
-	other := pgOpen(t, u, claims.Options{})
+	other := pgOpen(t, u, pgclaims.Options{})
 	if got, ok := other.Contains("w", 5, 5); !ok || got != c {
 		t.Fatalf("a store on search_path %s: Contains = %v, %v; want %v", schema, got, ok, c)
 	}
@@ -256,14 +268,14 @@ func TestPostgresSchemaOption(t *testing.T) {
 // lock serializes them, one creates the tables and the others find them.
 func TestPostgresMigrateOnce(t *testing.T) {
 	u, _ := newSchema(t)
-	rec := &logRecorder{}
+	rec := &claimstest.Recorder{}
 	const nodes = 4
 	stores := make([]*claims.Store, nodes)
 	errs := make([]error, nodes)
 	var wg sync.WaitGroup
 	for i := range nodes {
 		wg.Go(func() {
-			stores[i], errs[i] = claims.OpenPostgres(context.Background(), u, claims.Options{Logger: slog.New(rec)})
+			stores[i], errs[i] = pgclaims.Open(context.Background(), u, pgclaims.Options{Options: claims.Options{Logger: slog.New(rec)}})
 		})
 	}
 	wg.Wait()
@@ -273,7 +285,7 @@ func TestPostgresMigrateOnce(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 	}
-	if got := countRecords(rec.take(), "INFO", "created the claims tables"); got != 1 {
+	if got := countRecords(rec.Take(), "INFO", "created the claims tables"); got != 1 {
 		t.Fatalf("%d nodes logged creating the tables, want 1", got)
 	}
 	c := add(t, stores[0], rect("w", "alice", 0, 0, 9, 9))
@@ -289,7 +301,7 @@ func TestPostgresMigrateOnce(t *testing.T) {
 func TestPostgresFallbackResync(t *testing.T) {
 	u, _ := newSchema(t)
 	const interval = 100 * time.Millisecond
-	s := pgOpen(t, u, claims.Options{ResyncInterval: interval})
+	s := pgOpen(t, u, pgclaims.Options{ResyncInterval: interval})
 	kept := add(t, s, rect("w", "alice", 0, 0, 9, 9))
 	pgExec(t, u,
 		`BEGIN`,
@@ -315,8 +327,8 @@ func TestPostgresFallbackResync(t *testing.T) {
 // fallback check off.
 func TestPostgresGapReloads(t *testing.T) {
 	u, _ := newSchema(t)
-	a := pgOpen(t, u, claims.Options{ResyncInterval: noResync})
-	b := pgOpen(t, u, claims.Options{ResyncInterval: noResync})
+	a := pgOpen(t, u, pgclaims.Options{ResyncInterval: noResync})
+	b := pgOpen(t, u, pgclaims.Options{ResyncInterval: noResync})
 	pgExec(t, u,
 		`BEGIN`,
 		`UPDATE claims_meta SET rev = rev + 1`,
@@ -340,15 +352,19 @@ func TestPostgresGapReloads(t *testing.T) {
 func TestPostgresReconnectAfterTerminate(t *testing.T) {
 	ctx := context.Background()
 	u, _ := newSchema(t)
-	rec := &logRecorder{}
-	a := pgOpen(t, u, claims.Options{ResyncInterval: noResync, Logger: slog.New(rec)})
-	b := pgOpen(t, u, claims.Options{ResyncInterval: noResync})
-	rec.take()
+	rec := &claimstest.Recorder{}
+	a, listenerPID, err := pgclaims.OpenWatched(ctx, u, pgclaims.Options{Options: claims.Options{Logger: slog.New(rec)}, ResyncInterval: noResync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b := pgOpen(t, u, pgclaims.Options{ResyncInterval: noResync})
+	rec.Take()
 	before := add(t, b, rect("w", "before", 0, 0, 9, 9))
 	if _, ok := waitFor(propagationLimit, func() bool { return a.Claimed("w", 0, 0) }); !ok {
 		t.Fatal("A does not have the first claim")
 	}
-	pid := claims.ListenerPID(a)
+	pid := listenerPID()
 	if pid == 0 {
 		t.Fatal("ListenerPID = 0 on an open store")
 	}
@@ -362,10 +378,10 @@ func TestPostgresReconnectAfterTerminate(t *testing.T) {
 	if !ok {
 		t.Fatalf("A has not caught up %v after its connection was terminated (Len %d)", d, a.Len())
 	}
-	if _, ok := waitFor(5*time.Second, func() bool { p := claims.ListenerPID(a); return p != 0 && p != pid }); !ok {
-		t.Fatalf("ListenerPID = %d after the termination of %d, want a new connection", claims.ListenerPID(a), pid)
+	if _, ok := waitFor(5*time.Second, func() bool { p := listenerPID(); return p != 0 && p != pid }); !ok {
+		t.Fatalf("ListenerPID = %d after the termination of %d, want a new connection", listenerPID(), pid)
 	}
-	recs := rec.take()
+	recs := rec.Take()
 	if countRecords(recs, "WARN", "lost the PostgreSQL connection") != 1 || countRecords(recs, "INFO", "reconnected") != 1 || len(recs) != 2 {
 		t.Fatalf("records = %q, want one warning of the outage and one info of the reconnection", recs)
 	}
@@ -387,18 +403,18 @@ func TestPostgresOutage(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	u, _ := newSchema(t)
 	proxy, viaProxy := startProxy(t, u)
-	rec := &logRecorder{}
-	a, err := claims.OpenPostgres(ctx, viaProxy, claims.Options{ResyncInterval: noResync, Logger: slog.New(rec)})
+	rec := &claimstest.Recorder{}
+	a, err := pgclaims.Open(ctx, viaProxy, pgclaims.Options{Options: claims.Options{Logger: slog.New(rec)}, ResyncInterval: noResync})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := claims.OpenPostgres(ctx, u, claims.Options{ResyncInterval: noResync})
+	b, err := pgclaims.Open(ctx, u, pgclaims.Options{ResyncInterval: noResync})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	rec.take()
+	rec.Take()
 	gone := add(t, b, rect("w", "gone", 0, 0, 9, 9))
 	if _, ok := waitFor(propagationLimit, func() bool { return a.Claimed("w", 0, 0) }); !ok {
 		t.Fatal("A does not have the first claim")
@@ -429,7 +445,7 @@ func TestPostgresOutage(t *testing.T) {
 			t.Fatalf("outage %d: A has not caught up %v after the database came back", outage, d)
 		}
 		t.Logf("outage %d: %d connections refused; caught up %v after the database came back", outage, proxy.refused.Load()-refused, d)
-		recs := rec.take()
+		recs := rec.Take()
 		if countRecords(recs, "WARN", "lost the PostgreSQL connection") != 1 || countRecords(recs, "INFO", "reconnected") != 1 || len(recs) != 2 {
 			t.Fatalf("outage %d: records = %q, want one warning and one info", outage, recs)
 		}
@@ -444,7 +460,7 @@ func TestPostgresOutage(t *testing.T) {
 
 	// Close while the database is away and the store is retrying.
 	proxy.setDown(true)
-	if _, ok := waitFor(5*time.Second, func() bool { return countRecords(rec.take(), "WARN", "lost") == 1 }); !ok {
+	if _, ok := waitFor(5*time.Second, func() bool { return countRecords(rec.Take(), "WARN", "lost") == 1 }); !ok {
 		t.Fatal("no warning of the third outage")
 	}
 	start := time.Now()

@@ -1,4 +1,4 @@
-package claims_test
+package sqliteclaims_test
 
 import (
 	"bytes"
@@ -9,46 +9,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/verify/claims"
+	"github.com/rtpengine/rtp/verify/claims/claimstest"
+	"github.com/rtpengine/rtp/verify/claims/sqliteclaims"
 )
 
-// logRecorder is a slog.Handler that keeps every record's level, message
-// and attributes.
-type logRecorder struct {
-	mu      sync.Mutex
-	records []string // "LEVEL message key=value ..."
-}
-
-func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
-func (r *logRecorder) WithGroup(string) slog.Handler            { return r }
-func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	line := rec.Level.String() + " " + rec.Message
-	rec.Attrs(func(a slog.Attr) bool {
-		line += " " + a.String()
-		return true
-	})
-	r.records = append(r.records, line)
-	return nil
-}
-
-func (r *logRecorder) take() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.records
-	r.records = nil
-	return out
-}
-
-func openLogged(t *testing.T, path string, rec *logRecorder) *claims.Store {
+func openLogged(t *testing.T, path string, rec *claimstest.Recorder) *claims.Store {
 	t.Helper()
-	s, err := claims.Open(context.Background(), path, claims.Options{Logger: slog.New(rec)})
+	s, err := sqliteclaims.Open(context.Background(), path, sqliteclaims.Options{Options: claims.Options{Logger: slog.New(rec)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,9 +29,9 @@ func openLogged(t *testing.T, path string, rec *logRecorder) *claims.Store {
 
 func TestOpenLogsNewStoreOnlyWhenCreated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data", "claims.db")
-	rec := &logRecorder{}
+	rec := &claimstest.Recorder{}
 	s := openLogged(t, path, rec)
-	if got := rec.take(); len(got) != 1 || !strings.HasPrefix(got[0], "INFO ") || !strings.Contains(got[0], "new, empty claims store") {
+	if got := rec.Take(); len(got) != 1 || !strings.HasPrefix(got[0], "INFO ") || !strings.Contains(got[0], "new, empty claims store") {
 		t.Fatalf("records of creating a store = %q, want one info record about a new, empty store", got)
 	}
 	add(t, s, rect("w", "alice", 0, 0, 9, 9))
@@ -68,7 +39,7 @@ func TestOpenLogsNewStoreOnlyWhenCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := openLogged(t, path, rec)
-	if got := rec.take(); len(got) != 0 {
+	if got := rec.Take(); len(got) != 0 {
 		t.Fatalf("records of reopening a store = %q, want none", got)
 	}
 	if s2.Len() != 1 {
@@ -89,9 +60,9 @@ func TestOpenWarnsOnFileWithoutClaims(t *testing.T) {
 	}
 	for path, want := range map[string]string{empty: "0-byte", noTables: "no tables"} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			rec := &logRecorder{}
+			rec := &claimstest.Recorder{}
 			s := openLogged(t, path, rec)
-			got := rec.take()
+			got := rec.Take()
 			if len(got) != 1 || !strings.HasPrefix(got[0], "WARN ") || !strings.Contains(got[0], want) {
 				t.Fatalf("records = %q, want one warning saying %q", got, want)
 			}
@@ -100,7 +71,7 @@ func TestOpenWarnsOnFileWithoutClaims(t *testing.T) {
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if s2 := openLogged(t, path, rec); s2.Len() != 1 || len(rec.take()) != 0 {
+			if s2 := openLogged(t, path, rec); s2.Len() != 1 || len(rec.Take()) != 0 {
 				t.Fatalf("reopened: %d claims, want 1 and no records", s2.Len())
 			}
 		})
@@ -134,8 +105,8 @@ func TestOpenRefusesForeignDatabase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := &logRecorder{}
-			_, err = claims.Open(context.Background(), path, claims.Options{Logger: slog.New(rec)})
+			rec := &claimstest.Recorder{}
+			_, err = sqliteclaims.Open(context.Background(), path, sqliteclaims.Options{Options: claims.Options{Logger: slog.New(rec)}})
 			if !errors.Is(err, claims.ErrNotClaimsDatabase) {
 				t.Fatalf("Open() = %v, want ErrNotClaimsDatabase", err)
 			}
@@ -144,7 +115,7 @@ func TestOpenRefusesForeignDatabase(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, w)
 				}
 			}
-			if got := rec.take(); len(got) != 0 {
+			if got := rec.Take(); len(got) != 0 {
 				t.Errorf("records = %q, want none (the error says it)", got)
 			}
 			after, err := os.ReadFile(path)

@@ -1,4 +1,4 @@
-package claims
+package pgclaims
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rtpengine/rtp/verify/claims"
 )
 
 // pgSchemaVersion is the version claims_meta records for the tables this
@@ -66,17 +68,50 @@ const (
 	pgMaxBackoff     = 5 * time.Second
 )
 
-// pgBackend keeps the claims in a PostgreSQL schema that other nodes'
+// Options configure a store opened by Open. The zero value selects every
+// default.
+type Options struct {
+	claims.Options
+	// Schema is the PostgreSQL schema that holds the tables; it must
+	// exist. Default "": the first existing schema of the connection's
+	// search_path.
+	Schema string
+	// ResyncInterval is how often the store checks the database's
+	// revision when no notification came, the fallback that catches up on
+	// changes whose notifications were lost. Default
+	// DefaultResyncInterval.
+	ResyncInterval time.Duration
+}
+
+// DefaultResyncInterval is the default of Options.ResyncInterval.
+const DefaultResyncInterval = 2 * time.Second
+
+// maxIdentifier is PostgreSQL's limit on the length of a name, in bytes.
+const maxIdentifier = 63
+
+// Validate reports every invalid field at once.
+func (o Options) Validate() error {
+	errs := []error{o.Options.Validate()}
+	if o.ResyncInterval < 0 {
+		errs = append(errs, fmt.Errorf("pgclaims: ResyncInterval %v is negative", o.ResyncInterval))
+	}
+	if len(o.Schema) > maxIdentifier || strings.ContainsRune(o.Schema, 0) {
+		errs = append(errs, fmt.Errorf("pgclaims: Schema %q is not a PostgreSQL name (at most %d bytes, no NUL)", o.Schema, maxIdentifier))
+	}
+	return errors.Join(errs...)
+}
+
+// backend keeps the claims in a PostgreSQL schema that other nodes'
 // stores share. Writes go through the pool; the follower keeps the index
 // up to date with everyone's writes.
-type pgBackend struct {
+type backend struct {
 	pool    *pgxpool.Pool
 	schema  string // current_schema() of the pool's connections
 	channel string // the notification channel of the schema
 	f       *follower
 }
 
-// OpenPostgres opens the claims of a PostgreSQL database shared by several
+// Open opens the claims of a PostgreSQL database shared by several
 // nodes: connString is a pgx connection string (URL or key=value), and the
 // tables live in Options.Schema, else in the first existing schema of the
 // connection's search_path (for example options=-csearch_path=rtp in the
@@ -86,23 +121,34 @@ type pgBackend struct {
 // Nodes that start together migrate once: the check and the creation run
 // under a transaction-scoped advisory lock on the schema's name. A schema
 // with a claims table that this package did not write (no claims_meta) is
-// refused with an error that wraps ErrNotClaimsDatabase, and a row that is
-// not a valid claim fails OpenPostgres as it fails Open. Errors never
-// quote connString, which may hold a password.
-func OpenPostgres(ctx context.Context, connString string, opts Options) (*Store, error) {
+// refused with an error that wraps claims.claims.ErrNotClaimsDatabase, and a row
+// that is not a valid claim fails Open (its error wraps
+// claims.ErrInvalidClaim). Errors never quote connString, which may hold
+// a password.
+func Open(ctx context.Context, connString string, opts Options) (*claims.Store, error) {
+	s, _, err := open(ctx, connString, opts)
+	return s, err
+}
+
+// open is Open, also returning the store's back end.
+func open(ctx context.Context, connString string, opts Options) (*claims.Store, *backend, error) {
 	if err := opts.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s := newStore(opts)
+	if opts.ResyncInterval == 0 {
+		opts.ResyncInterval = DefaultResyncInterval
+	}
+	opts.Options = opts.Options.WithDefaults()
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
-		return nil, fmt.Errorf("claims: open postgres: %w", redact(err))
+		return nil, nil, fmt.Errorf("claims: open postgres: %w", redact(err))
 	}
-	if s.opts.Schema != "" {
-		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{s.opts.Schema}.Sanitize()
+	if opts.Schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{opts.Schema}.Sanitize()
 	}
-	b := &pgBackend{}
-	if err := b.open(ctx, cfg, s); err != nil {
+	b := &backend{}
+	s, err := b.open(ctx, cfg, opts)
+	if err != nil {
 		if b.f != nil {
 			b.f.cancel()
 		}
@@ -110,12 +156,11 @@ func OpenPostgres(ctx context.Context, connString string, opts Options) (*Store,
 			b.pool.Close()
 		}
 		if b.schema != "" {
-			return nil, fmt.Errorf("claims: open postgres schema %s: %w", b.schema, err)
+			return nil, nil, fmt.Errorf("claims: open postgres schema %s: %w", b.schema, err)
 		}
-		return nil, fmt.Errorf("claims: open postgres: %w", err)
+		return nil, nil, fmt.Errorf("claims: open postgres: %w", err)
 	}
-	s.be = b
-	return s, nil
+	return s, b, nil
 }
 
 // redact replaces a parse error of a connection string, whose text may
@@ -153,18 +198,18 @@ func redact(err error) error {
 	return errors.New("invalid connection string")
 }
 
-func (b *pgBackend) open(ctx context.Context, cfg *pgxpool.Config, s *Store) error {
+func (b *backend) open(ctx context.Context, cfg *pgxpool.Config, opts Options) (*claims.Store, error) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b.pool = pool
 	if err := pool.Ping(ctx); err != nil {
-		return fmt.Errorf("connect: %w", err)
+		return nil, fmt.Errorf("connect: %w", err)
 	}
-	created, err := b.migrate(ctx, s.opts.Schema)
+	created, err := b.migrate(ctx, opts.Schema)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sum := sha256.Sum256([]byte(b.schema))
 	b.channel = "rtp_claims_" + hex.EncodeToString(sum[:8])
@@ -173,22 +218,30 @@ func (b *pgBackend) open(ctx context.Context, cfg *pgxpool.Config, s *Store) err
 	if _, ok := lcfg.RuntimeParams["application_name"]; !ok {
 		lcfg.RuntimeParams["application_name"] = "rtp claims follower"
 	}
-	b.f = newFollower(s, lcfg, b.schema, b.channel)
-	conn, err := b.f.connect(ctx, true)
+	b.f = newFollower(lcfg, b.schema, b.channel, opts.ResyncInterval, opts.Logger)
+	// Listen, then load: a change committed after the snapshot is
+	// notified, one committed before it is in it.
+	conn, rev, all, err := b.f.connect(ctx)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	s, mirror, err := claims.NewShared(b, rev, all, opts.Options)
+	if err != nil {
+		b.f.drop(conn)
+		return nil, err
 	}
 	if created {
-		s.opts.Logger.Info("claims: created the claims tables, an empty claims store", "schema", b.schema)
+		opts.Logger.Info("claims: created the claims tables, an empty claims store", "schema", b.schema)
 	}
+	b.f.m = mirror
 	go b.f.run(conn)
-	return nil
+	return s, nil
 }
 
 // migrate creates the tables in the pool's current schema if they are
 // missing, or checks those there, under the advisory lock of the schema.
 // It sets b.schema and reports whether it created the tables.
-func (b *pgBackend) migrate(ctx context.Context, wantSchema string) (created bool, err error) {
+func (b *backend) migrate(ctx context.Context, wantSchema string) (created bool, err error) {
 	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		var schema *string
 		if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
@@ -212,7 +265,7 @@ func (b *pgBackend) migrate(ctx context.Context, wantSchema string) (created boo
 		}
 		switch {
 		case !hasMeta && hasClaims:
-			return fmt.Errorf("%w: a claims table this package did not write (no claims_meta table); refusing to change it", ErrNotClaimsDatabase)
+			return fmt.Errorf("%w: a claims table this package did not write (no claims_meta table); refusing to change it", claims.ErrNotClaimsDatabase)
 		case !hasMeta:
 			for _, q := range pgSchema {
 				if _, err := tx.Exec(ctx, q); err != nil {
@@ -225,7 +278,7 @@ func (b *pgBackend) migrate(ctx context.Context, wantSchema string) (created boo
 		var version int
 		switch err := tx.QueryRow(ctx, `SELECT version FROM claims_meta`).Scan(&version); {
 		case errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("%w: claims_meta holds no row; refusing to change it", ErrNotClaimsDatabase)
+			return fmt.Errorf("%w: claims_meta holds no row; refusing to change it", claims.ErrNotClaimsDatabase)
 		case err != nil:
 			return fmt.Errorf("migrate: read the schema version: %w", err)
 		case version > pgSchemaVersion:
@@ -233,7 +286,7 @@ func (b *pgBackend) migrate(ctx context.Context, wantSchema string) (created boo
 		case version != pgSchemaVersion:
 			return fmt.Errorf("schema version %d is not supported", version)
 		case !hasClaims:
-			return fmt.Errorf("%w: schema version %d without a claims table; refusing to change it", ErrNotClaimsDatabase, version)
+			return fmt.Errorf("%w: schema version %d without a claims table; refusing to change it", claims.ErrNotClaimsDatabase, version)
 		}
 		return nil
 	})
@@ -244,46 +297,46 @@ func (b *pgBackend) migrate(ctx context.Context, wantSchema string) (created boo
 // most about 3.5 kB (names of 256 bytes, every byte escaped), well under
 // PostgreSQL's limit of 8,000 bytes.
 type notice struct {
-	Rev    int64  `json:"rev"`
-	Add    *Claim `json:"add,omitempty"`
-	Remove int64  `json:"remove,omitempty"`
+	Rev    int64         `json:"rev"`
+	Add    *claims.Claim `json:"add,omitempty"`
+	Remove int64         `json:"remove,omitempty"`
 }
 
-func encodeNotice(ch change) (string, error) {
-	n := notice{Rev: ch.rev, Add: ch.add}
-	if ch.add == nil {
-		n.Remove = ch.id
+func encodeNotice(ch claims.Change) (string, error) {
+	n := notice{Rev: ch.Rev, Add: ch.Add}
+	if ch.Add == nil {
+		n.Remove = ch.ID
 	}
 	p, err := json.Marshal(n)
 	return string(p), err
 }
 
-func decodeNotice(payload string) (change, error) {
+func decodeNotice(payload string) (claims.Change, error) {
 	var n notice
 	if err := json.Unmarshal([]byte(payload), &n); err != nil {
-		return change{}, err
+		return claims.Change{}, err
 	}
 	switch {
 	case n.Rev <= 0:
-		return change{}, fmt.Errorf("revision %d", n.Rev)
+		return claims.Change{}, fmt.Errorf("revision %d", n.Rev)
 	case n.Add != nil && n.Remove == 0:
-		if err := checkStored(n.Add); err != nil {
-			return change{}, err
+		if err := claims.CheckStored(*n.Add); err != nil {
+			return claims.Change{}, err
 		}
 		n.Add.Created = time.UnixMilli(n.Add.Created.UnixMilli()).UTC()
-		return change{rev: n.Rev, id: n.Add.ID, add: n.Add}, nil
+		return claims.Change{Rev: n.Rev, ID: n.Add.ID, Add: n.Add}, nil
 	case n.Add == nil && n.Remove > 0:
-		return change{rev: n.Rev, id: n.Remove}, nil
+		return claims.Change{Rev: n.Rev, ID: n.Remove}, nil
 	}
-	return change{}, errors.New("neither one addition nor one removal")
+	return claims.Change{}, errors.New("neither one addition nor one removal")
 }
 
 // write runs one write transaction: it takes the next revision (and with
 // it the lock that orders the writers), runs fn, and notifies the change
 // fn returns, all committed together. With ok false from fn the
 // transaction rolls back: nothing is committed, no revision is used.
-func (b *pgBackend) write(ctx context.Context, fn func(tx pgx.Tx, rev int64) (change, bool, error)) (change, bool, error) {
-	var ch change
+func (b *backend) write(ctx context.Context, fn func(tx pgx.Tx, rev int64) (claims.Change, bool, error)) (claims.Change, bool, error) {
+	var ch claims.Change
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		var rev int64
 		if err := tx.QueryRow(ctx, pgBump).Scan(&rev); errors.Is(err, pgx.ErrNoRows) {
@@ -310,9 +363,9 @@ func (b *pgBackend) write(ctx context.Context, fn func(tx pgx.Tx, rev int64) (ch
 	})
 	switch {
 	case errors.Is(err, errNoChange):
-		return change{}, false, nil
+		return claims.Change{}, false, nil
 	case err != nil:
-		return change{}, false, err
+		return claims.Change{}, false, err
 	}
 	return ch, true, nil
 }
@@ -320,32 +373,32 @@ func (b *pgBackend) write(ctx context.Context, fn func(tx pgx.Tx, rev int64) (ch
 // errNoChange rolls back a write transaction that found nothing to do.
 var errNoChange = errors.New("no change")
 
-func (b *pgBackend) insert(ctx context.Context, c Claim) (change, error) {
+func (b *backend) Insert(ctx context.Context, c claims.Claim) (claims.Change, error) {
 	for _, name := range []string{c.World, c.Owner} {
 		if strings.IndexByte(name, 0) >= 0 {
-			return change{}, fmt.Errorf("%w: %q holds a NUL byte, which PostgreSQL text cannot", ErrInvalidClaim, name)
+			return claims.Change{}, fmt.Errorf("%w: %q holds a NUL byte, which PostgreSQL text cannot", claims.ErrInvalidClaim, name)
 		}
 	}
-	ch, _, err := b.write(ctx, func(tx pgx.Tx, rev int64) (change, bool, error) {
+	ch, _, err := b.write(ctx, func(tx pgx.Tx, rev int64) (claims.Change, bool, error) {
 		if err := tx.QueryRow(ctx, pgInsert, c.World, c.Owner, c.MinX, c.MinZ, c.MaxX, c.MaxZ, c.Created).Scan(&c.ID); err != nil {
-			return change{}, false, err
+			return claims.Change{}, false, err
 		}
-		return change{rev: rev, id: c.ID, add: &c}, true, nil
+		return claims.Change{Rev: rev, ID: c.ID, Add: &c}, true, nil
 	})
 	return ch, err
 }
 
-func (b *pgBackend) remove(ctx context.Context, id int64) (change, bool, error) {
-	return b.write(ctx, func(tx pgx.Tx, rev int64) (change, bool, error) {
+func (b *backend) Remove(ctx context.Context, id int64) (claims.Change, bool, error) {
+	return b.write(ctx, func(tx pgx.Tx, rev int64) (claims.Change, bool, error) {
 		tag, err := tx.Exec(ctx, pgDelete, id)
 		if err != nil {
-			return change{}, false, err
+			return claims.Change{}, false, err
 		}
-		return change{rev: rev, id: id}, tag.RowsAffected() > 0, nil
+		return claims.Change{Rev: rev, ID: id}, tag.RowsAffected() > 0, nil
 	})
 }
 
-func (b *pgBackend) list(ctx context.Context, world string) ([]Claim, error) {
+func (b *backend) List(ctx context.Context, world string) ([]claims.Claim, error) {
 	return queryClaims(ctx, b.pool, world)
 }
 
@@ -354,7 +407,7 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-func queryClaims(ctx context.Context, q querier, world string) ([]Claim, error) {
+func queryClaims(ctx context.Context, q querier, world string) ([]claims.Claim, error) {
 	var rows pgx.Rows
 	var err error
 	if world == "" {
@@ -366,9 +419,9 @@ func queryClaims(ctx context.Context, q querier, world string) ([]Claim, error) 
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Claim
+	var out []claims.Claim
 	for rows.Next() {
-		var c Claim
+		var c claims.Claim
 		if err := rows.Scan(&c.ID, &c.World, &c.Owner, &c.MinX, &c.MinZ, &c.MaxX, &c.MaxZ, &c.Created); err != nil {
 			return nil, err
 		}
@@ -378,9 +431,7 @@ func queryClaims(ctx context.Context, q querier, world string) ([]Claim, error) 
 	return out, rows.Err()
 }
 
-func (b *pgBackend) shared() bool { return true }
-
-func (b *pgBackend) close() error {
+func (b *backend) Close() error {
 	b.f.stop()
 	b.pool.Close()
 	return nil

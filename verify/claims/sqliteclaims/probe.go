@@ -1,4 +1,4 @@
-package claims
+package sqliteclaims
 
 import (
 	"context"
@@ -11,12 +11,8 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
+	"github.com/rtpengine/rtp/verify/claims"
 )
-
-// ErrNotClaimsDatabase is in the chain of the error Open returns for a
-// database that holds tables but no claims table: another program's
-// database, which Open refuses to change.
-var ErrNotClaimsDatabase = errors.New("claims: not a claims database")
 
 // fileState is what Open found at its path before opening it for writing.
 type fileState int
@@ -30,7 +26,7 @@ const (
 
 // probe looks at path without changing it: through a read-only connection
 // when it is a non-empty file. A database with tables but no claims table
-// is refused (ErrNotClaimsDatabase, naming its tables) before anything is
+// is refused (claims.ErrNotClaimsDatabase, naming its tables) before anything is
 // written to it; opening it for writing would already switch its journal
 // mode.
 func probe(ctx context.Context, path string, busy time.Duration) (fileState, error) {
@@ -81,15 +77,15 @@ func probe(ctx context.Context, path string, busy time.Duration) (fileState, err
 	switch {
 	case len(tables) > 0 && !hasClaims:
 		return 0, fmt.Errorf("%w: it has no claims table but holds %s %s; refusing to change it",
-			ErrNotClaimsDatabase, plural(len(tables), "table", "tables"), strings.Join(tables, ", "))
+			claims.ErrNotClaimsDatabase, plural(len(tables), "table", "tables"), strings.Join(tables, ", "))
 	case version > schemaVersion:
 		return 0, fmt.Errorf("schema version %d is newer than this build's %d", version, schemaVersion)
 	case hasClaims && version == 0:
-		return 0, fmt.Errorf("%w: a claims table this package did not write (schema version 0); refusing to change it", ErrNotClaimsDatabase)
+		return 0, fmt.Errorf("%w: a claims table this package did not write (schema version 0); refusing to change it", claims.ErrNotClaimsDatabase)
 	case version != 0 && version != schemaVersion:
 		return 0, fmt.Errorf("schema version %d is not supported", version)
 	case version == schemaVersion && !hasClaims:
-		return 0, fmt.Errorf("%w: schema version %d without a claims table; refusing to change it", ErrNotClaimsDatabase, version)
+		return 0, fmt.Errorf("%w: schema version %d without a claims table; refusing to change it", claims.ErrNotClaimsDatabase, version)
 	case hasClaims:
 		return fileStore, nil
 	}

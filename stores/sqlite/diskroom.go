@@ -1,13 +1,15 @@
-package engine
+package sqlite
 
 import (
 	"cmp"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/rtpengine/rtp/internal/diskspace"
+	"github.com/rtpengine/rtp/stores"
 	"github.com/rtpengine/rtp/terrain/archive/sqlitestore"
 )
 
@@ -17,15 +19,16 @@ import (
 // thrown away (a missing tile is generated again), and by far the largest,
 // so they give way when the disk is full at start, before the locations
 // database and the claims store open:
-//   - under the archive's free space floor (Spec.Archive.MinFreeBytes,
+//   - under the archive's free space floor (ArchiveSpec.MinFreeBytes,
 //     MinFreePercent), an archive opens read-only: it serves the tiles it
 //     holds and stores no more, and needs no byte of the disk to open;
 //   - under startReserve, not even the small stores could open or commit,
 //     so the archives' files are removed, largest first, until that much
 //     is free (each removal logged with the bytes it gave back).
-// Either is a warning in the log and in Engine.Warnings (so in stats and
-// /readyz) until a restart with more room. While the server runs, a
-// writable archive yields by itself (sqlitestore's floor). Rejected:
+// Either is a warning in the log and in Archives.Warnings (so in the
+// engine's Warnings, stats and /readyz) until a restart with more room.
+// While the server runs, a writable archive yields by itself
+// (sqlitestore's floor). Rejected:
 // failing to start (an operator then has to find what to delete by hand,
 // as the error "disk I/O error" of the claims store left them to), and
 // opening the archive writable to evict from it (SQLite needs room for
@@ -39,31 +42,10 @@ const startReserve = 4 << 20
 // diskUsageOf is diskspace.Of; tests replace it.
 var diskUsageOf = diskspace.Of
 
-// archiveFiles returns the SQLite terrain archive files of a resolved
-// spec's procedural worlds, in world name order (see archivePath), or nil
-// when the archives are disabled or live in PostgreSQL.
-func archiveFiles(spec Spec) []string {
-	if spec.Archive.Disabled || spec.Archive.URL != "" {
-		return nil
-	}
-	var names []string
-	for name, ws := range spec.Worlds {
-		if ws.kind() == "procedural" {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	out := make([]string, len(names))
-	for i, name := range names {
-		out[i] = archivePath(spec.Archive.Path, i, name)
-	}
-	return out
-}
-
 // archiveFloor returns the free space floor of the disk u under the
-// spec's archive options, sqlitestore's defaults filling what is unset.
-func archiveFloor(spec Spec, u diskspace.Usage) uint64 {
-	bytes, pct := spec.Archive.MinFreeBytes, spec.Archive.MinFreePercent
+// archive options a, sqlitestore's defaults filling what is unset.
+func archiveFloor(a stores.ArchiveSpec, u diskspace.Usage) uint64 {
+	bytes, pct := a.MinFreeBytes, a.MinFreePercent
 	if bytes == 0 {
 		bytes = sqlitestore.DefaultMinFreeBytes
 	}
@@ -73,15 +55,15 @@ func archiveFloor(spec Spec, u diskspace.Usage) uint64 {
 	return diskspace.Floor(u, pct, bytes)
 }
 
-// makeRoom decides, before any store opens, how each archive file of spec
-// opens on the disk as it is: it removes archive files while the disk has
-// less than startReserve free, and returns, for each archive that must
-// open read-only, why (keyed by path). Nothing happens on a disk whose
-// free space cannot be told.
-func (e *Engine) makeRoom(spec Spec) map[string]string {
-	files := archiveFiles(spec)
+// makeRoom decides, before any store opens, how each archive file of
+// files (with the options a) opens on the disk as it is: it removes
+// archive files while the disk has less than startReserve free, and
+// returns, for each archive that must open read-only, why (keyed by
+// path), and the warnings of what it did, each also logged. Nothing
+// happens on a disk whose free space cannot be told.
+func makeRoom(files []string, a stores.ArchiveSpec, log *slog.Logger) (readOnly map[string]string, warnings []string) {
 	if len(files) == 0 {
-		return nil
+		return nil, nil
 	}
 	type file struct {
 		path string
@@ -108,22 +90,21 @@ func (e *Engine) makeRoom(spec Spec) map[string]string {
 				}
 			}
 			if err := os.Remove(f.path + suffix); err != nil && !os.IsNotExist(err) {
-				e.log.Warn("engine: disk full: could not remove the terrain archive to make room", "path", f.path+suffix, "err", err)
+				log.Warn("engine: disk full: could not remove the terrain archive to make room", "path", f.path+suffix, "err", err)
 			}
 		}
 		msg := fmt.Sprintf("disk full (%d bytes free on %s): removed the terrain archive %s (%d bytes) so that the locations database can open; its tiles are generated again as needed",
 			u.Free, dir, f.path, freed)
-		e.log.Warn("engine: " + msg)
-		e.diskWarnings = append(e.diskWarnings, msg)
+		log.Warn("engine: " + msg)
+		warnings = append(warnings, msg)
 	}
-	var readOnly map[string]string
 	for _, p := range files {
 		dir := filepath.Dir(p)
 		u, err := diskUsageOf(dir)
 		if err != nil {
 			continue
 		}
-		floor := archiveFloor(spec, u)
+		floor := archiveFloor(a, u)
 		if u.Free >= floor {
 			continue
 		}
@@ -137,8 +118,8 @@ func (e *Engine) makeRoom(spec Spec) map[string]string {
 		msg := fmt.Sprintf("disk full (%d bytes free on %s, under the floor of %d): the terrain archive %s is read-only until rtp restarts with more room",
 			u.Free, dir, floor, p)
 		readOnly[p] = msg
-		e.log.Warn("engine: " + msg)
-		e.diskWarnings = append(e.diskWarnings, msg)
+		log.Warn("engine: " + msg)
+		warnings = append(warnings, msg)
 	}
-	return readOnly
+	return readOnly, warnings
 }

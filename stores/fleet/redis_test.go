@@ -1,11 +1,10 @@
-package engine
+package fleet
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -13,20 +12,11 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/lease"
-	"github.com/rtpengine/rtp/pipeline"
 )
 
-// TestOpenLeasesNone: no URL is no store, and nothing to close.
-func TestOpenLeasesNone(t *testing.T) {
-	s, c, err := openLeases(context.Background(), "")
-	if s != nil || c != nil || err != nil {
-		t.Fatalf(`openLeases("") = %v, %v, %v; want nil, nil, nil`, s, c, err)
-	}
-}
-
-// TestOpenLeasesRefused: a URL of another scheme, a malformed one and a
+// TestOpenRedisRefused: a URL of another scheme, a malformed one and a
 // Redis nobody answers at all fail, without quoting the password.
-func TestOpenLeasesRefused(t *testing.T) {
+func TestOpenRedisRefused(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -42,43 +32,43 @@ func TestOpenLeasesRefused(t *testing.T) {
 		{"redis://:hunter2@" + closed + "/0", "Redis at " + closed},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		s, closer, err := openLeases(ctx, c.url)
+		s, closer, err := openRedis(ctx, c.url)
 		cancel()
 		if err == nil {
 			_ = closer.Close()
-			t.Errorf("openLeases(%q) = %v, want an error", c.url, s)
+			t.Errorf("openRedis(%q) = %v, want an error", c.url, s)
 			continue
 		}
 		if s != nil || closer != nil {
-			t.Errorf("openLeases(%q) failed but returned a store or a closer", c.url)
+			t.Errorf("openRedis(%q) failed but returned a store or a closer", c.url)
 		}
 		if msg := err.Error(); !strings.Contains(msg, c.want) || strings.Contains(msg, "hunter2") {
-			t.Errorf("openLeases(%q) = %q, want an error saying %q and not quoting the password", c.url, msg, c.want)
+			t.Errorf("openRedis(%q) = %q, want an error saying %q and not quoting the password", c.url, msg, c.want)
 		}
 	}
 }
 
-// TestOpenLeasesRedis: a redis:// URL opens a store in that Redis: a lease
+// TestOpenRedis: a redis:// URL opens a store in that Redis: a lease
 // granted through it is seen by a second store on the same URL, and
 // redeemed once; once closed, the store fails.
-func TestOpenLeasesRedis(t *testing.T) {
+func TestOpenRedis(t *testing.T) {
 	u := os.Getenv("RTP_TEST_REDIS")
 	if u == "" {
 		t.Skip("skipping: set RTP_TEST_REDIS to a Redis URL (e.g. redis://127.0.0.1:6379/0) to test the Redis lease store")
 	}
 	ctx := context.Background()
-	a, closeA, err := openLeases(ctx, u)
+	a, closeA, err := openRedis(ctx, u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, closeB, err := openLeases(ctx, u)
+	b, closeB, err := openRedis(ctx, u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeB.Close()
 	var r [16]byte
 	_, _ = rand.Read(r[:])
-	token := "engine-test-" + hex.EncodeToString(r[:])
+	token := "fleet-test-" + hex.EncodeToString(r[:])
 	want := lease.Lease{World: "overworld", X: 1, Y: 64, Z: -3, Index: 7, Owner: "node-a"}
 	if err := a.Grant(ctx, token, want, 5*time.Second); err != nil {
 		t.Fatal(err)
@@ -97,19 +87,5 @@ func TestOpenLeasesRedis(t *testing.T) {
 	}
 	if _, _, err := a.Get(ctx, token); err == nil || errors.Is(err, lease.ErrRedeemed) {
 		t.Fatalf("Get through a closed store = %v, want a transport error", err)
-	}
-}
-
-// TestNetworkErrorLeaseStore: a failure of the lease store is
-// ReasonLeasesUnavailable, with the store's error kept.
-func TestNetworkErrorLeaseStore(t *testing.T) {
-	cause := errors.New("dial tcp 127.0.0.1:1: connection refused")
-	err := networkError("r", fmt.Errorf("%w: %w", pipeline.ErrLeaseStore, cause))
-	var ee *Error
-	if !errors.As(err, &ee) || ee.Reason != ReasonLeasesUnavailable || ee.Sink != SinkNetwork || !errors.Is(err, cause) {
-		t.Fatalf("networkError = %#v, want ReasonLeasesUnavailable of the network sink wrapping the cause", err)
-	}
-	if err := networkError("r", pipeline.ErrRedeemed); !errors.As(err, &ee) || ee.Reason != ReasonRedeemed {
-		t.Fatalf("networkError(ErrRedeemed) = %v, want ReasonRedeemed", err)
 	}
 }

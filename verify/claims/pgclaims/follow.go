@@ -1,4 +1,4 @@
-package claims
+package pgclaims
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/rtpengine/rtp/verify/claims"
 )
 
 // follower keeps a PostgreSQL store's index up to date with the writes of
@@ -25,7 +27,7 @@ import (
 // with back-off; after each reconnection the follower reloads, since the
 // notifications of the outage are lost.
 type follower struct {
-	s        *Store
+	m        *claims.Mirror // set before run
 	cfg      *pgx.ConnConfig
 	schema   string
 	channel  string
@@ -39,54 +41,39 @@ type follower struct {
 	pid atomic.Uint32 // the backend process of the connection, 0 while down
 }
 
-func newFollower(s *Store, cfg *pgx.ConnConfig, schema, channel string) *follower {
+func newFollower(cfg *pgx.ConnConfig, schema, channel string, interval time.Duration, log *slog.Logger) *follower {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &follower{
-		s: s, cfg: cfg, schema: schema, channel: channel,
-		interval: s.opts.ResyncInterval, log: s.opts.Logger,
+		cfg: cfg, schema: schema, channel: channel,
+		interval: interval, log: log,
 		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
 }
 
-// connect opens the connection, listens, then loads every claim: in this
-// order, so a change committed after the snapshot is notified and one
-// committed before it is in it. strict is for the first load, into the
-// empty index of a store being opened: an invalid row fails it. Later
-// reloads leave invalid rows out with a warning.
-func (f *follower) connect(ctx context.Context, strict bool) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, f.cfg)
+// connect opens the connection, listens, then reads the revision and
+// every claim: in this order, so a change committed after the snapshot is
+// notified and one committed before it is in it. The caller puts the
+// snapshot in force (a new Store, or Replace).
+func (f *follower) connect(ctx context.Context) (conn *pgx.Conn, rev int64, all []claims.Claim, err error) {
+	conn, err = pgx.ConnectConfig(ctx, f.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, 0, nil, fmt.Errorf("connect: %w", err)
 	}
-	if err := f.start(ctx, conn, strict); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{f.channel}.Sanitize()); err != nil {
 		f.drop(conn)
-		return nil, err
+		return nil, 0, nil, fmt.Errorf("listen: %w", err)
+	}
+	if rev, all, err = snapshot(ctx, conn); err != nil {
+		f.drop(conn)
+		return nil, 0, nil, fmt.Errorf("load: %w", err)
 	}
 	f.pid.Store(conn.PgConn().PID())
-	return conn, nil
-}
-
-func (f *follower) start(ctx context.Context, conn *pgx.Conn, strict bool) error {
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{f.channel}.Sanitize()); err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	rev, all, err := snapshot(ctx, conn)
-	if err != nil {
-		return fmt.Errorf("load: %w", err)
-	}
-	if !strict {
-		f.replace(rev, all)
-		return nil
-	}
-	if err := f.s.load(rev, all); err != nil {
-		return fmt.Errorf("load: %w", err)
-	}
-	return nil
+	return conn, rev, all, nil
 }
 
 // snapshot reads the revision and every claim in one snapshot of the
 // database.
-func snapshot(ctx context.Context, conn *pgx.Conn) (rev int64, all []Claim, err error) {
+func snapshot(ctx context.Context, conn *pgx.Conn) (rev int64, all []claims.Claim, err error) {
 	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, pgRevision).Scan(&rev); err != nil {
 			return fmt.Errorf("read the revision: %w", err)
@@ -98,8 +85,10 @@ func snapshot(ctx context.Context, conn *pgx.Conn) (rev int64, all []Claim, err 
 	return rev, all, err
 }
 
-func (f *follower) replace(rev int64, all []Claim) {
-	f.s.replace(rev, all, func(err error) {
+// replace puts a snapshot in force, leaving out (with a warning) the rows
+// that are not valid claims.
+func (f *follower) replace(rev int64, all []claims.Claim) {
+	f.m.Replace(rev, all, func(err error) {
 		f.log.Warn("claims: a row of the claims table is not a valid claim; it is not in force", "schema", f.schema, "err", err)
 	})
 }
@@ -155,9 +144,10 @@ func (f *follower) reconnect() (*pgx.Conn, int) {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(f.ctx, pgConnectTimeout)
-		conn, err := f.connect(ctx, false)
+		conn, rev, all, err := f.connect(ctx)
 		cancel()
 		if err == nil {
+			f.replace(rev, all)
 			return conn, attempt
 		}
 		backoff = min(2*backoff, pgMaxBackoff)
@@ -202,7 +192,7 @@ func (f *follower) notified(conn *pgx.Conn, n *pgconn.Notification) error {
 		f.log.Warn("claims: a notification on the claims channel is not a change of claims; reloading", "schema", f.schema, "err", err)
 		return f.reload(conn)
 	}
-	if f.s.remote(ch) {
+	if f.m.Apply(ch) {
 		return nil
 	}
 	return f.reload(conn)
@@ -216,7 +206,7 @@ func (f *follower) check(conn *pgx.Conn) error {
 	if err := conn.QueryRow(ctx, pgRevision).Scan(&rev); err != nil {
 		return fmt.Errorf("read the revision: %w", err)
 	}
-	if rev <= f.s.revision() {
+	if rev <= f.m.Revision() {
 		return nil
 	}
 	return f.reload(conn)

@@ -1,13 +1,16 @@
-package claims_test
+// Package claimstest runs the contract every claims back end must keep
+// (see claims.Backend) against one: the tests of a Store that hold
+// whatever stores its rows. Each back end's package runs it
+// (TestContract), with a Kind that opens its stores.
+package claimstest
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,24 +18,16 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
-	"github.com/rtpengine/rtp/internal/sqlitedb"
 	"github.com/rtpengine/rtp/verify"
 	"github.com/rtpengine/rtp/verify/claims"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// Epoch is the Clock of the stores a Kind opens through OpenAt unless the
+// options set one: the Created of the claims added without one.
+var Epoch = time.Date(2026, 9, 3, 12, 0, 0, 0, time.UTC)
 
-var t0 = time.Date(2026, 9, 3, 12, 0, 0, 0, time.UTC)
-
-// open opens the SQLite store at path, closed at cleanup.
-func open(t testing.TB, path string) *claims.Store {
-	t.Helper()
-	return sqliteKind.openAt(t, path, claims.Options{})
-}
-
-func add(t testing.TB, s *claims.Store, c claims.Claim) claims.Claim {
+// Add adds c to s, failing the test on error, and returns it as stored.
+func Add(t testing.TB, s *claims.Store, c claims.Claim) claims.Claim {
 	t.Helper()
 	got, err := s.Add(context.Background(), c)
 	if err != nil {
@@ -41,58 +36,85 @@ func add(t testing.TB, s *claims.Store, c claims.Claim) claims.Claim {
 	return got
 }
 
-func rect(world, owner string, minX, minZ, maxX, maxZ int64) claims.Claim {
+// Rect returns the claim of owner on the rectangle of world with those
+// corners.
+func Rect(world, owner string, minX, minZ, maxX, maxZ int64) claims.Claim {
 	return claims.Claim{World: world, Owner: owner, MinX: minX, MinZ: minZ, MaxX: maxX, MaxZ: maxZ}
 }
 
-// backendKind is one back end for the contract tests: every test of
-// runContract holds for each.
-type backendKind struct {
-	name string
-	// fresh returns where a new, empty store goes: an SQLite file path, or
-	// a PostgreSQL URL whose search_path is a schema of its own.
-	fresh func(t testing.TB) string
-	open  func(ctx context.Context, at string, opts claims.Options) (*claims.Store, error)
-	// exec runs statements on the database at at directly, as another
+// Recorder is a slog.Handler that keeps every record's level, message
+// and attributes, for the tests of what a back end logs. Its zero value
+// is ready; it is safe for concurrent use.
+type Recorder struct {
+	mu      sync.Mutex
+	records []string
+}
+
+func (r *Recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *Recorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *Recorder) WithGroup(string) slog.Handler            { return r }
+func (r *Recorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	line := rec.Level.String() + " " + rec.Message
+	rec.Attrs(func(a slog.Attr) bool {
+		line += " " + a.String()
+		return true
+	})
+	r.records = append(r.records, line)
+	return nil
+}
+
+// Take returns the records kept since the last Take, one line each:
+// "LEVEL message key=value ...".
+func (r *Recorder) Take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.records
+	r.records = nil
+	return out
+}
+
+// Kind is one back end under test.
+type Kind struct {
+	Name string
+	// Fresh returns where a new, empty store goes: an SQLite file path
+	// (in a folder that does not exist yet), or a PostgreSQL URL whose
+	// search_path is a schema of its own.
+	Fresh func(t testing.TB) string
+	// Open opens the store at at.
+	Open func(ctx context.Context, at string, opts claims.Options) (*claims.Store, error)
+	// Exec runs statements on the database at at directly, as another
 	// program would.
-	exec func(t testing.TB, at string, stmts ...string)
+	Exec func(t testing.TB, at string, stmts ...string)
 }
 
-var sqliteKind = backendKind{
-	name:  "sqlite",
-	fresh: func(t testing.TB) string { return filepath.Join(t.TempDir(), "claims.db") },
-	open:  claims.Open,
-	exec:  execRaw,
-}
-
-// openAt opens the store at at, with Clock t0 unless opts sets one; it is
-// closed at cleanup.
-func (k backendKind) openAt(t testing.TB, at string, opts claims.Options) *claims.Store {
+// OpenAt opens the store at at, with Clock Epoch unless opts sets one; it
+// is closed at cleanup.
+func (k Kind) OpenAt(t testing.TB, at string, opts claims.Options) *claims.Store {
 	t.Helper()
 	if opts.Clock == nil {
-		opts.Clock = func() time.Time { return t0 }
+		opts.Clock = func() time.Time { return Epoch }
 	}
-	s, err := k.open(context.Background(), at, opts)
+	s, err := k.Open(context.Background(), at, opts)
 	if err != nil {
-		t.Fatalf("open %s store: %v", k.name, err)
+		t.Fatalf("open %s store: %v", k.Name, err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
 }
 
-// openFresh opens a new, empty store.
-func (k backendKind) openFresh(t testing.TB) *claims.Store {
+// OpenFresh opens a new, empty store.
+func (k Kind) OpenFresh(t testing.TB) *claims.Store {
 	t.Helper()
-	return k.openAt(t, k.fresh(t), claims.Options{})
+	return k.OpenAt(t, k.Fresh(t), claims.Options{})
 }
 
-func TestContractSQLite(t *testing.T) { runContract(t, sqliteKind) }
-
-// runContract runs the tests every back end must pass.
-func runContract(t *testing.T, k backendKind) {
+// Run runs the tests every back end must pass, each a subtest.
+func Run(t *testing.T, k Kind) {
 	for _, tc := range []struct {
 		name string
-		test func(*testing.T, backendKind)
+		test func(*testing.T, Kind)
 	}{
 		{"InvalidOptions", contractInvalidOptions},
 		{"AddValidation", contractAddValidation},
@@ -109,26 +131,8 @@ func runContract(t *testing.T, k backendKind) {
 	}
 }
 
-func TestOptionsValidate(t *testing.T) {
-	err := claims.Options{MaxSide: -1, BusyTimeout: -time.Second, ResyncInterval: -time.Second, Schema: strings.Repeat("s", 64)}.Validate()
-	for _, want := range []string{"MaxSide", "BusyTimeout", "ResyncInterval", "Schema"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate() = %v, want %s reported", err, want)
-		}
-	}
-	if err := (claims.Options{Schema: "a\x00b"}).Validate(); err == nil {
-		t.Error("Validate() of a schema name with a NUL = nil, want an error")
-	}
-	if err := (claims.Options{}).Validate(); err != nil {
-		t.Fatalf("zero Options: Validate() = %v, want nil", err)
-	}
-	if _, err := claims.Open(context.Background(), "", claims.Options{}); err == nil {
-		t.Fatal("Open with an empty path succeeded")
-	}
-}
-
-func contractInvalidOptions(t *testing.T, k backendKind) {
-	if s, err := k.open(context.Background(), k.fresh(t), claims.Options{MaxSide: -1}); err == nil || !strings.Contains(err.Error(), "MaxSide") {
+func contractInvalidOptions(t *testing.T, k Kind) {
+	if s, err := k.Open(context.Background(), k.Fresh(t), claims.Options{MaxSide: -1}); err == nil || !strings.Contains(err.Error(), "MaxSide") {
 		if s != nil {
 			s.Close()
 		}
@@ -136,24 +140,24 @@ func contractInvalidOptions(t *testing.T, k backendKind) {
 	}
 }
 
-func contractAddValidation(t *testing.T, k backendKind) {
-	s := k.openFresh(t)
+func contractAddValidation(t *testing.T, k Kind) {
+	s := k.OpenFresh(t)
 	long := strings.Repeat("a", claims.MaxNameBytes+1)
 	tests := []struct {
 		name string
 		c    claims.Claim
 		want []string // every one must be in the error
 	}{
-		{"empty world", rect("", "alice", 0, 0, 1, 1), []string{"empty world"}},
-		{"empty owner", rect("w", "", 0, 0, 1, 1), []string{"empty owner"}},
-		{"long world", rect(long, "alice", 0, 0, 1, 1), []string{"world of 257 bytes"}},
-		{"long owner", rect("w", long, 0, 0, 1, 1), []string{"owner of 257 bytes"}},
-		{"bad utf-8", rect("w\xff", "alice", 0, 0, 1, 1), []string{"not valid UTF-8"}},
-		{"min above max x", rect("w", "alice", 5, 0, 4, 1), []string{"minX 5 exceeds maxX 4"}},
-		{"min above max z", rect("w", "alice", 0, -1, 1, -2), []string{"minZ -1 exceeds maxZ -2"}},
-		{"too wide", rect("w", "alice", 0, 0, claims.DefaultMaxSide, 0), []string{"65537 blocks along X"}},
-		{"too deep, extremes", rect("w", "alice", 0, math.MinInt64, 0, math.MaxInt64), []string{"18446744073709551616 blocks along Z exceeds"}},
-		{"too wide, half", rect("w", "alice", math.MinInt64, 0, -1, 0), []string{"9223372036854775808 blocks along X exceeds"}},
+		{"empty world", Rect("", "alice", 0, 0, 1, 1), []string{"empty world"}},
+		{"empty owner", Rect("w", "", 0, 0, 1, 1), []string{"empty owner"}},
+		{"long world", Rect(long, "alice", 0, 0, 1, 1), []string{"world of 257 bytes"}},
+		{"long owner", Rect("w", long, 0, 0, 1, 1), []string{"owner of 257 bytes"}},
+		{"bad utf-8", Rect("w\xff", "alice", 0, 0, 1, 1), []string{"not valid UTF-8"}},
+		{"min above max x", Rect("w", "alice", 5, 0, 4, 1), []string{"minX 5 exceeds maxX 4"}},
+		{"min above max z", Rect("w", "alice", 0, -1, 1, -2), []string{"minZ -1 exceeds maxZ -2"}},
+		{"too wide", Rect("w", "alice", 0, 0, claims.DefaultMaxSide, 0), []string{"65537 blocks along X"}},
+		{"too deep, extremes", Rect("w", "alice", 0, math.MinInt64, 0, math.MaxInt64), []string{"18446744073709551616 blocks along Z exceeds"}},
+		{"too wide, half", Rect("w", "alice", math.MinInt64, 0, -1, 0), []string{"9223372036854775808 blocks along X exceeds"}},
 		{"id set", claims.Claim{ID: 7, World: "w", Owner: "alice"}, []string{"ID 7 is assigned by the store"}},
 		{"created out of range", claims.Claim{World: "w", Owner: "a", Created: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, []string{"Created"}},
 		{"everything", claims.Claim{ID: -1, MinX: 3, MaxX: 2, MinZ: 0, MaxZ: claims.DefaultMaxSide * 2},
@@ -177,9 +181,9 @@ func contractAddValidation(t *testing.T, k backendKind) {
 	}
 	// The limits themselves are allowed: a side of exactly MaxSide, a
 	// configured larger MaxSide.
-	add(t, s, rect("w", "alice", 0, 0, claims.DefaultMaxSide-1, 0))
-	big := k.openAt(t, k.fresh(t), claims.Options{MaxSide: math.MaxInt64})
-	if _, err := big.Add(context.Background(), rect("w", "server", math.MinInt64+1, 0, -1, 0)); err != nil {
+	Add(t, s, Rect("w", "alice", 0, 0, claims.DefaultMaxSide-1, 0))
+	big := k.OpenAt(t, k.Fresh(t), claims.Options{MaxSide: math.MaxInt64})
+	if _, err := big.Add(context.Background(), Rect("w", "server", math.MinInt64+1, 0, -1, 0)); err != nil {
 		t.Fatalf("Add of a claim MaxInt64 blocks wide under MaxSide=MaxInt64: %v", err)
 	}
 	if c, ok := big.Contains("w", math.MinInt64+1, 0); !ok || c.Owner != "server" {
@@ -188,26 +192,26 @@ func contractAddValidation(t *testing.T, k backendKind) {
 	if big.Claimed("w", math.MinInt64, 0) || big.Claimed("w", 0, 0) {
 		t.Fatal("the huge claim is in force outside its corners")
 	}
-	if _, err := big.Add(context.Background(), rect("w", "server", math.MinInt64, 0, -1, 0)); !errors.Is(err, claims.ErrInvalidClaim) {
+	if _, err := big.Add(context.Background(), Rect("w", "server", math.MinInt64, 0, -1, 0)); !errors.Is(err, claims.ErrInvalidClaim) {
 		t.Fatalf("Add of a claim 2^63 blocks wide = %v, want ErrInvalidClaim", err)
 	}
 }
 
-func contractAddRemoveContains(t *testing.T, k backendKind) {
+func contractAddRemoveContains(t *testing.T, k Kind) {
 	ctx := context.Background()
-	s := k.openFresh(t)
-	a := add(t, s, rect("overworld", "alice", -10, -10, 10, 10))
-	b := add(t, s, rect("overworld", "bob", 5, 5, 40, 40)) // overlaps a
-	n := add(t, s, rect("nether", "carol", -10, -10, 10, 10))
-	imported := rect("overworld", "dave", 100, 100, 100, 100)
+	s := k.OpenFresh(t)
+	a := Add(t, s, Rect("overworld", "alice", -10, -10, 10, 10))
+	b := Add(t, s, Rect("overworld", "bob", 5, 5, 40, 40)) // overlaps a
+	n := Add(t, s, Rect("nether", "carol", -10, -10, 10, 10))
+	imported := Rect("overworld", "dave", 100, 100, 100, 100)
 	imported.Created = time.Date(2020, 1, 2, 3, 4, 5, 6_789_000, time.FixedZone("x", 3600))
-	d := add(t, s, imported)
+	d := Add(t, s, imported)
 
 	if a.ID <= 0 || b.ID <= a.ID || n.ID <= b.ID || d.ID <= n.ID {
 		t.Fatalf("ids %d, %d, %d, %d: want positive and increasing", a.ID, b.ID, n.ID, d.ID)
 	}
-	if !a.Created.Equal(t0) || a.Created.Location() != time.UTC {
-		t.Errorf("Created = %v, want the clock's %v in UTC", a.Created, t0)
+	if !a.Created.Equal(Epoch) || a.Created.Location() != time.UTC {
+		t.Errorf("Created = %v, want the clock's %v in UTC", a.Created, Epoch)
 	}
 	if want := time.UnixMilli(imported.Created.UnixMilli()).UTC(); !d.Created.Equal(want) {
 		t.Errorf("imported Created = %v, want %v (kept, to the millisecond)", d.Created, want)
@@ -278,16 +282,13 @@ func contractAddRemoveContains(t *testing.T, k backendKind) {
 	}
 }
 
-func contractPersistence(t *testing.T, k backendKind) {
+func contractPersistence(t *testing.T, k Kind) {
 	ctx := context.Background()
-	path := k.fresh(t)
-	if k.name == "sqlite" {
-		path = filepath.Join(filepath.Dir(path), "sub", "dir", "claims.db")
-	}
-	s := k.openAt(t, path, claims.Options{})
+	path := k.Fresh(t)
+	s := k.OpenAt(t, path, claims.Options{})
 	var kept []claims.Claim
 	for i := range 20 {
-		c := add(t, s, rect(fmt.Sprintf("w%d", i%3), fmt.Sprintf("owner%d", i), int64(i*100), -int64(i*100), int64(i*100+50), -int64(i*100)+50))
+		c := Add(t, s, Rect(fmt.Sprintf("w%d", i%3), fmt.Sprintf("owner%d", i), int64(i*100), -int64(i*100), int64(i*100+50), -int64(i*100)+50))
 		kept = append(kept, c)
 	}
 	for _, i := range []int{3, 19} {
@@ -302,7 +303,7 @@ func contractPersistence(t *testing.T, k backendKind) {
 		t.Fatal(err)
 	}
 
-	s2 := k.openAt(t, path, claims.Options{})
+	s2 := k.OpenAt(t, path, claims.Options{})
 	got, err := s2.List(ctx, "")
 	if err != nil || !slices.Equal(got, kept) {
 		t.Fatalf("after reopen: List = %v, %v\nwant %v", got, err, kept)
@@ -319,46 +320,21 @@ func contractPersistence(t *testing.T, k backendKind) {
 		t.Errorf("after reopen: a removed claim is in force")
 	}
 	// Ids are never reused, not even the highest after a reopen.
-	if c := add(t, s2, rect("w", "new", 0, 0, 1, 1)); c.ID <= last {
+	if c := Add(t, s2, Rect("w", "new", 0, 0, 1, 1)); c.ID <= last {
 		t.Errorf("new claim after reopen has id %d, want above %d", c.ID, last)
 	}
 }
 
-func TestOpenErrors(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	if _, err := claims.Open(ctx, dir, claims.Options{}); err == nil || !strings.Contains(err.Error(), "directory") {
-		t.Errorf("Open(a directory) = %v, want an error", err)
-	}
-
-	// Someone else's database (another package's schema).
-	other := filepath.Join(dir, "other.db")
-	execRaw(t, other, `CREATE TABLE locations (id INTEGER)`, `PRAGMA user_version = 1`)
-	if _, err := claims.Open(ctx, other, claims.Options{}); err == nil || !strings.Contains(err.Error(), "not a claims database") {
-		t.Errorf("Open(another database) = %v, want not a claims database", err)
-	}
-	newer := filepath.Join(dir, "newer.db")
-	execRaw(t, newer, `PRAGMA user_version = 9`)
-	if _, err := claims.Open(ctx, newer, claims.Options{}); err == nil || !strings.Contains(err.Error(), "newer") {
-		t.Errorf("Open(newer schema) = %v, want an error", err)
-	}
-	foreign := filepath.Join(dir, "foreign.db")
-	execRaw(t, foreign, `CREATE TABLE claims (id INTEGER)`)
-	if _, err := claims.Open(ctx, foreign, claims.Options{}); err == nil || !strings.Contains(err.Error(), "did not write") {
-		t.Errorf("Open(unversioned claims table) = %v, want an error", err)
-	}
-}
-
 // A row that is not a valid claim: opening the store names it.
-func contractInvalidRow(t *testing.T, k backendKind) {
-	at := k.fresh(t)
-	s := k.openAt(t, at, claims.Options{})
-	c := add(t, s, rect("w", "alice", 0, 0, 1, 1))
+func contractInvalidRow(t *testing.T, k Kind) {
+	at := k.Fresh(t)
+	s := k.OpenAt(t, at, claims.Options{})
+	c := Add(t, s, Rect("w", "alice", 0, 0, 1, 1))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	k.exec(t, at, fmt.Sprintf(`UPDATE claims SET owner = '%s' WHERE id = %d`, strings.Repeat("x", 300), c.ID))
-	s2, err := k.open(context.Background(), at, claims.Options{})
+	k.Exec(t, at, fmt.Sprintf(`UPDATE claims SET owner = '%s' WHERE id = %d`, strings.Repeat("x", 300), c.ID))
+	s2, err := k.Open(context.Background(), at, claims.Options{})
 	if !errors.Is(err, claims.ErrInvalidClaim) || !strings.Contains(err.Error(), fmt.Sprintf("claim %d", c.ID)) {
 		if s2 != nil {
 			s2.Close()
@@ -367,33 +343,17 @@ func contractInvalidRow(t *testing.T, k backendKind) {
 	}
 }
 
-// execRaw runs statements on an SQLite file directly, as another program
-// would.
-func execRaw(t testing.TB, path string, stmts ...string) {
-	t.Helper()
-	db, err := sql.Open(sqlitedb.DriverName, sqlitedb.URI(path, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, q := range stmts {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-}
-
-func contractClosed(t *testing.T, k backendKind) {
+func contractClosed(t *testing.T, k Kind) {
 	ctx := context.Background()
-	s := k.openFresh(t)
-	c := add(t, s, rect("w", "alice", 0, 0, 9, 9))
+	s := k.OpenFresh(t)
+	c := Add(t, s, Rect("w", "alice", 0, 0, 9, 9))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close = %v, want nil", err)
 	}
-	if _, err := s.Add(ctx, rect("w", "bob", 0, 0, 1, 1)); !errors.Is(err, claims.ErrClosed) {
+	if _, err := s.Add(ctx, Rect("w", "bob", 0, 0, 1, 1)); !errors.Is(err, claims.ErrClosed) {
 		t.Errorf("Add after Close = %v, want ErrClosed", err)
 	}
 	if _, err := s.Remove(ctx, c.ID); !errors.Is(err, claims.ErrClosed) {
@@ -407,11 +367,11 @@ func contractClosed(t *testing.T, k backendKind) {
 	}
 }
 
-func contractCanceledContext(t *testing.T, k backendKind) {
-	s := k.openFresh(t)
+func contractCanceledContext(t *testing.T, k Kind) {
+	s := k.OpenFresh(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := s.Add(ctx, rect("w", "alice", 0, 0, 1, 1)); err == nil {
+	if _, err := s.Add(ctx, Rect("w", "alice", 0, 0, 1, 1)); err == nil {
 		t.Fatal("Add with a cancelled context succeeded")
 	}
 	if s.Len() != 0 || s.Claimed("w", 0, 0) {
@@ -424,9 +384,9 @@ func contractCanceledContext(t *testing.T, k backendKind) {
 
 // The verifier through a registry: a place inside a claim is rejected and
 // attributed to "claims"; outside, or in another world, it passes.
-func contractVerifier(t *testing.T, k backendKind) {
-	s := k.openFresh(t)
-	add(t, s, rect("w", "alice", -5, -5, 5, 5))
+func contractVerifier(t *testing.T, k Kind) {
+	s := k.OpenFresh(t)
+	Add(t, s, Rect("w", "alice", -5, -5, 5, 5))
 	reg := verify.New(verify.Options{})
 	if err := s.Register(reg); err != nil {
 		t.Fatal(err)
@@ -455,10 +415,10 @@ func contractVerifier(t *testing.T, k backendKind) {
 	}
 }
 
-func contractContainsDoesNotAllocate(t *testing.T, k backendKind) {
-	s := k.openFresh(t)
-	add(t, s, rect("w", "alice", 0, 0, 99, 99))
-	add(t, s, rect("w", "bob", 50, 50, 5000, 5000))
+func contractContainsDoesNotAllocate(t *testing.T, k Kind) {
+	s := k.OpenFresh(t)
+	Add(t, s, Rect("w", "alice", 0, 0, 99, 99))
+	Add(t, s, Rect("w", "bob", 50, 50, 5000, 5000))
 	v := s.Verifier()
 	loc := verify.Location{World: "w", X: 60, Z: 60}
 	if n := testing.AllocsPerRun(1000, func() {
@@ -476,10 +436,10 @@ func contractContainsDoesNotAllocate(t *testing.T, k backendKind) {
 // Writers add and remove claims while readers look up: every answer must
 // be explained by some state of the store. A base claim stays throughout;
 // writer claims never overlap it or the empty probe.
-func contractConcurrent(t *testing.T, k backendKind) {
+func contractConcurrent(t *testing.T, k Kind) {
 	ctx := context.Background()
-	s := k.openFresh(t)
-	base := add(t, s, rect("w", "base", 0, 0, 99, 99))
+	s := k.OpenFresh(t)
+	base := Add(t, s, Rect("w", "base", 0, 0, 99, 99))
 	var stop atomic.Bool
 	var writers, readers sync.WaitGroup
 	// Readers run a burst of lookups per write, so that they leave the
@@ -502,7 +462,7 @@ func contractConcurrent(t *testing.T, k backendKind) {
 					continue
 				}
 				x := int64(1000*(w+1)) + rng.Int64N(800)
-				c, err := s.Add(ctx, rect("w", fmt.Sprint("writer", w), x, x, x+rng.Int64N(100), x+rng.Int64N(100)))
+				c, err := s.Add(ctx, Rect("w", fmt.Sprint("writer", w), x, x, x+rng.Int64N(100), x+rng.Int64N(100)))
 				if err != nil {
 					t.Errorf("Add: %v", err)
 					return

@@ -1,4 +1,4 @@
-package claims
+package sqliteclaims
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rtpengine/rtp/internal/sqlitedb"
+	"github.com/rtpengine/rtp/verify/claims"
 )
 
 // schemaVersion is the PRAGMA user_version this package writes.
@@ -36,9 +37,30 @@ const (
 	sqlListWorld = sqlColumns + ` WHERE world = ? ORDER BY id`
 )
 
-// sqliteBackend keeps the claims in an SQLite file that only its Store
-// writes while it is open.
-type sqliteBackend struct {
+// Options configure a store opened by Open. The zero value selects every
+// default.
+type Options struct {
+	claims.Options
+	// BusyTimeout is how long a statement waits for a lock held by another
+	// connection or process. Default DefaultBusyTimeout.
+	BusyTimeout time.Duration
+}
+
+// DefaultBusyTimeout is the default of Options.BusyTimeout.
+const DefaultBusyTimeout = 5 * time.Second
+
+// Validate reports every invalid field at once.
+func (o Options) Validate() error {
+	err := o.Options.Validate()
+	if o.BusyTimeout < 0 {
+		err = errors.Join(err, fmt.Errorf("sqliteclaims: BusyTimeout %v is negative", o.BusyTimeout))
+	}
+	return err
+}
+
+// backend keeps the claims in an SQLite file that only its Store writes
+// while it is open.
+type backend struct {
 	db   *sql.DB
 	path string
 }
@@ -49,21 +71,25 @@ type sqliteBackend struct {
 //
 // A database that holds tables but no claims table belongs to another
 // program: Open refuses it with an error that names its tables and wraps
-// ErrNotClaimsDatabase, and writes nothing to it. Where there was no file,
-// Open creates a new, empty store and logs so at info level on
+// claims.ErrNotClaimsDatabase, and writes nothing to it. Where there was
+// no file, Open creates a new, empty store and logs so at info level on
 // Options.Logger; an existing file that held no claims (0 bytes, or an
 // SQLite database without tables) is adopted as an empty store with a
 // warning there, since it may stand for claims that were lost.
-func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+func Open(ctx context.Context, path string, opts Options) (*claims.Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	if path == "" {
-		return nil, errors.New("claims: open: empty path")
+		return nil, errors.New("sqliteclaims: open: empty path")
 	}
-	s := newStore(opts)
-	b := &sqliteBackend{path: path}
-	if err := b.open(ctx, s); err != nil {
+	if opts.BusyTimeout == 0 {
+		opts.BusyTimeout = DefaultBusyTimeout
+	}
+	copts := opts.Options.WithDefaults()
+	b := &backend{path: path}
+	s, err := b.open(ctx, opts.BusyTimeout, copts)
+	if err != nil {
 		if b.db != nil {
 			b.db.Close()
 		}
@@ -71,33 +97,33 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		// SQLite's "disk I/O error".
 		return nil, fmt.Errorf("claims: open %s: %w", path, sqlitedb.Explain(path, err))
 	}
-	s.be = b
 	return s, nil
 }
 
-func (b *sqliteBackend) open(ctx context.Context, s *Store) error {
-	state, err := probe(ctx, b.path, s.opts.BusyTimeout)
+func (b *backend) open(ctx context.Context, busy time.Duration, opts claims.Options) (*claims.Store, error) {
+	state, err := probe(ctx, b.path, busy)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	db, err := sqlitedb.Open(ctx, b.path, s.opts.BusyTimeout)
+	db, err := sqlitedb.Open(ctx, b.path, busy)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b.db = db
 	// Create the table in a new database, or check the version of an
 	// existing one.
 	if err := sqlitedb.InitSchema(ctx, b.db, "claims", schemaVersion, schema); err != nil {
-		return err
+		return nil, err
 	}
-	claims, err := b.list(ctx, "")
+	all, err := b.List(ctx, "")
 	if err != nil {
-		return fmt.Errorf("load: %w", err)
+		return nil, fmt.Errorf("load: %w", err)
 	}
-	if err := s.load(0, claims); err != nil {
-		return fmt.Errorf("load: %w", err)
+	s, err := claims.New(b, all, opts)
+	if err != nil {
+		return nil, err
 	}
-	switch log := s.opts.Logger; state {
+	switch log := opts.Logger; state {
 	case fileMissing:
 		log.Info("claims: created a new, empty claims store", "path", b.path)
 	case fileEmpty:
@@ -105,33 +131,33 @@ func (b *sqliteBackend) open(ctx context.Context, s *Store) error {
 	case fileNoTables:
 		log.Warn("claims: the claims database held no tables; starting an empty claims store in it", "path", b.path)
 	}
-	return nil
+	return s, nil
 }
 
-func (b *sqliteBackend) insert(ctx context.Context, c Claim) (change, error) {
+func (b *backend) Insert(ctx context.Context, c claims.Claim) (claims.Change, error) {
 	res, err := b.db.ExecContext(ctx, sqlInsert, c.World, c.Owner, c.MinX, c.MinZ, c.MaxX, c.MaxZ, c.Created.UnixMilli())
 	if err != nil {
-		return change{}, err
+		return claims.Change{}, err
 	}
 	if c.ID, err = res.LastInsertId(); err != nil {
-		return change{}, err
+		return claims.Change{}, err
 	}
-	return change{id: c.ID, add: &c}, nil
+	return claims.Change{ID: c.ID, Add: &c}, nil
 }
 
-func (b *sqliteBackend) remove(ctx context.Context, id int64) (change, bool, error) {
+func (b *backend) Remove(ctx context.Context, id int64) (claims.Change, bool, error) {
 	res, err := b.db.ExecContext(ctx, sqlDelete, id)
 	if err != nil {
-		return change{}, false, err
+		return claims.Change{}, false, err
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return change{}, false, err
+		return claims.Change{}, false, err
 	}
-	return change{id: id}, n > 0, nil
+	return claims.Change{ID: id}, n > 0, nil
 }
 
-func (b *sqliteBackend) list(ctx context.Context, world string) ([]Claim, error) {
+func (b *backend) List(ctx context.Context, world string) ([]claims.Claim, error) {
 	var rows *sql.Rows
 	var err error
 	if world == "" {
@@ -143,9 +169,9 @@ func (b *sqliteBackend) list(ctx context.Context, world string) ([]Claim, error)
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Claim
+	var out []claims.Claim
 	for rows.Next() {
-		var c Claim
+		var c claims.Claim
 		var created int64
 		if err := rows.Scan(&c.ID, &c.World, &c.Owner, &c.MinX, &c.MinZ, &c.MaxX, &c.MaxZ, &created); err != nil {
 			return nil, err
@@ -159,6 +185,4 @@ func (b *sqliteBackend) list(ctx context.Context, world string) ([]Claim, error)
 	return out, rows.Close()
 }
 
-func (b *sqliteBackend) shared() bool { return false }
-
-func (b *sqliteBackend) close() error { return b.db.Close() }
+func (b *backend) Close() error { return b.db.Close() }

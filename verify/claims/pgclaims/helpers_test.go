@@ -1,4 +1,4 @@
-package claims_test
+package pgclaims_test
 
 import (
 	"context"
@@ -11,11 +11,16 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
 
 	"github.com/rtpengine/rtp/internal/eventually"
 	"github.com/rtpengine/rtp/internal/pgtest"
 	"github.com/rtpengine/rtp/verify/claims"
+	"github.com/rtpengine/rtp/verify/claims/claimstest"
+	"github.com/rtpengine/rtp/verify/claims/pgclaims"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // postgresEnv names the connection URL of the PostgreSQL server the tests
 // use; they skip when it is unset.
@@ -24,17 +29,24 @@ const postgresEnv = pgtest.Env
 // pgServer returns the URL of the test server, or skips the test.
 func pgServer(t testing.TB) string { return pgtest.URL(t) }
 
-var postgresKind = backendKind{
-	name:  "postgres",
-	fresh: func(t testing.TB) string { u, _ := newSchema(t); return u },
-	open:  claims.OpenPostgres,
-	exec:  pgExec,
+var kind = claimstest.Kind{
+	Name:  "postgres",
+	Fresh: func(t testing.TB) string { u, _ := newSchema(t); return u },
+	Open: func(ctx context.Context, at string, opts claims.Options) (*claims.Store, error) {
+		return pgclaims.Open(ctx, at, pgclaims.Options{Options: opts})
+	},
+	Exec: pgExec,
 }
 
-func TestContractPostgres(t *testing.T) {
+func TestContract(t *testing.T) {
 	pgServer(t)
-	runContract(t, postgresKind)
+	claimstest.Run(t, kind)
 }
+
+var (
+	add  = claimstest.Add
+	rect = claimstest.Rect
+)
 
 // newSchema creates a schema with a random name, dropped at cleanup (after
 // the stores of the test are closed), and returns the server's URL with
