@@ -39,10 +39,11 @@ type landingSave struct {
 
 // Bounds of the landing test: per save; for the first location (the
 // engine starts, screens its first chunks); for each later one, after
-// which a save is taken to have given all it has; and how many saves are
-// served at once (their time is mostly waiting).
+// which a save that has given its minimum is taken to have given all it
+// has; and how many saves are served at once (their time is mostly
+// waiting).
 const (
-	landingSaveBudget  = 20 * time.Second
+	landingSaveBudget  = 30 * time.Second
 	landingFirstBudget = 10 * time.Second
 	landingWaitBudget  = 2 * time.Second
 	landingConcurrency = 8
@@ -177,8 +178,15 @@ func testLandings(t *testing.T, s landingSave) {
 		loc, err := e.Teleport(ctx, config.DefaultRegionName, engine.Request{Player: fmt.Sprintf("p%d", got)})
 		cancel()
 		if err != nil {
-			if r := reason(err); r == engine.ReasonNoLocation || r == engine.ReasonExhausted {
+			r := reason(err)
+			if r == engine.ReasonExhausted || (r == engine.ReasonNoLocation && got >= s.min) {
 				break // the save gives no more (within the bound)
+			}
+			if r == engine.ReasonNoLocation {
+				// Short of the save's minimum, a wait that ran out says
+				// the refill is behind (a loaded machine), not that the
+				// save is spent: the engine says that (exhausted).
+				continue
 			}
 			t.Fatalf("Teleport: %v", err)
 		}
