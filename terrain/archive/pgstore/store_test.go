@@ -72,6 +72,12 @@ func newSchema(t testing.TB) string {
 
 func mustOpen(t testing.TB, opts Options) *Store {
 	t.Helper()
+	if opts.OpenTimeout == 0 {
+		// What these tests check is the store, not Open's bound (its own
+		// tests set one): on a loaded machine PostgreSQL can take longer
+		// than the default second to create a schema and count it.
+		opts.OpenTimeout = 30 * time.Second
+	}
 	s, err := Open(context.Background(), connString(t), opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)

@@ -47,6 +47,12 @@ func dbPath(t testing.TB) string { return filepath.Join(t.TempDir(), "archive.db
 
 func mustOpen(t testing.TB, path string, opts Options) *Store {
 	t.Helper()
+	if opts.OpenTimeout == 0 {
+		// What these tests check is the store, not Open's bound
+		// (TestOpenTimeout does): on a loaded machine the open and its
+		// checks can take longer than the default second.
+		opts.OpenTimeout = time.Minute
+	}
 	s, err := Open(context.Background(), path, opts)
 	if err != nil {
 		t.Fatalf("Open(%s) = %v", path, err)
