@@ -306,8 +306,16 @@ func loadPolicy(spec Spec) (*ttl.Policy, error) {
 // openSource wraps an embedder's world in a resident store.
 func (e *Engine) openSource(name string, src world.Source) *worldState {
 	w := &worldState{name: name, source: src}
-	w.resident = world.NewResident(src, world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name)})
+	w.resident = world.NewResident(src, e.residentOptions(name))
 	return w
+}
+
+// residentOptions are the options of world name's resident store. Its
+// only reservers are promotions, which wait for their chunk anyway: they
+// load it themselves (LoadOnCaller), which spares a loader goroutine and
+// a wake-up for every place handed out.
+func (e *Engine) residentOptions(name string) world.ResidentOptions {
+	return world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name), LoadOnCaller: true}
 }
 
 // openMinecraft builds a Minecraft world: its save folder read through
@@ -318,7 +326,7 @@ func (e *Engine) openMinecraft(ctx context.Context, name string, mc MinecraftWor
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}
 	w := &worldState{name: name, source: src, closer: src, watch: e.newWatcher(ctx, name, mc.WatchPeriod, src)}
-	ropts := world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name)}
+	ropts := e.residentOptions(name)
 	if w.watch != nil {
 		ropts.Epochs = w.watch.epochs
 		// Chunks the game reports changed are held until saved
@@ -359,7 +367,7 @@ func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralW
 		_ = arch.Close(ctx)
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}
-	w.resident = world.NewResident(w.source, world.ResidentOptions{Clock: e.opts.Clock, Logger: e.log.With("world", name)})
+	w.resident = world.NewResident(w.source, e.residentOptions(name))
 	return w, nil
 }
 

@@ -50,6 +50,14 @@ import (
 // cancelled one. A cancelled load that completes anyway is discarded, not
 // cached: the store never keeps what nobody asked for.
 //
+// With LoadOnCaller the caller that starts a load runs it itself, as the
+// first of its waiters; others join it the same way. Its ctx ending makes
+// it leave, as any waiter (context.AfterFunc does what the select on
+// ctx.Done does for the others), but it returns only once the Source
+// does. A promotion waits for its chunk anyway: at 1,000 promotions a
+// second the loader goroutines cost a goroutine start, a grown stack and a
+// wake-up each, a few percent of a processor that requests wanted.
+//
 // A reservation handle is never reused (no pool): Close on a handle must stay
 // a no-op forever, and a pooled handle would close someone else's
 // reservation on a second Close.
@@ -120,6 +128,16 @@ type ResidentOptions struct {
 	// Reserve never hands one out (it loads the chunk again). Default
 	// (nil): a resident chunk is never stale.
 	Epochs *Epochs
+	// LoadOnCaller makes the caller whose reservation misses load the
+	// chunk on its own goroutine rather than on a loader goroutine of the
+	// store: one goroutine start and one wake-up fewer for every load,
+	// for callers that would only wait for it anyway (the engine's
+	// promotions). Callers that join that load still wait for it, and
+	// ctx still bounds each of them: when the loading caller's ctx ends,
+	// the load is cancelled if nobody else waits for it, and that caller
+	// returns ctx.Err() once the Source returns (a Source that ignores
+	// cancellation holds it until then).
+	LoadOnCaller bool
 }
 
 func (o ResidentOptions) withDefaults() ResidentOptions {
@@ -289,10 +307,11 @@ func (s *Resident) Reserve(ctx context.Context, pos geom.Chunk) (*Reservation, e
 // force-closes once it is older than lifespan (never, when lifespan <= 0).
 // The chunk stays resident until every reservation on it is closed.
 //
-// On a miss the chunk is loaded on a goroutine of the store, never the
-// caller's; concurrent reservations of one chunk share one load. ctx bounds
-// only the wait: when it ends first, ReserveFor returns ctx.Err(), and if
-// no other caller still waits, the load is cancelled and forgotten.
+// On a miss the chunk is loaded on a goroutine of the store (on the
+// caller's with ResidentOptions.LoadOnCaller); concurrent reservations of
+// one chunk share one load. ctx bounds only the wait: when it ends first,
+// ReserveFor returns ctx.Err(), and if no other caller still waits, the
+// load is cancelled and forgotten.
 //
 // With ResidentOptions.Epochs set, the reservation is never on a stale
 // copy: a resident chunk that changed since its load is loaded again (see
@@ -333,12 +352,14 @@ func (s *Resident) reserveOnce(ctx context.Context, pos geom.Chunk, lifespan tim
 		s.mu.Unlock()
 		return r, nil, false
 	}
+	own := false // the caller runs the load (LoadOnCaller)
 	if e == nil {
 		if err := ctx.Err(); err != nil {
 			s.mu.Unlock()
 			return nil, err, false
 		}
-		e = &entry{pos: pos, load: s.startLoadLocked(pos)}
+		own = s.opts.LoadOnCaller
+		e = &entry{pos: pos, load: s.startLoadLocked(pos, own)}
 		s.entries[pos] = e
 	}
 	l := e.load
@@ -346,9 +367,18 @@ func (s *Resident) reserveOnce(ctx context.Context, pos geom.Chunk, lifespan tim
 	s.misses++
 	s.mu.Unlock()
 
-	select {
-	case <-l.ch:
-	case <-ctx.Done():
+	if own {
+		if s.loadHere(ctx, e, l) {
+			if s.isClosed() {
+				return nil, ErrClosed, false
+			}
+			return nil, ctx.Err(), false
+		}
+	} else {
+		select {
+		case <-l.ch:
+		case <-ctx.Done():
+		}
 	}
 
 	now = s.opts.Clock()
@@ -370,17 +400,56 @@ func (s *Resident) reserveOnce(ctx context.Context, pos geom.Chunk, lifespan tim
 		}
 		return s.openLocked(e, now, lifespan), nil, false
 	}
-	l.waiters--
-	if l.waiters == 0 {
-		l.cancel()
-		if s.entries[pos] == e {
-			delete(s.entries, pos)
-		}
-	}
+	s.leaveLocked(e, l)
 	if s.closed {
 		return nil, ErrClosed, false
 	}
 	return nil, ctx.Err(), false
+}
+
+// leaveLocked takes a waiter whose ctx ended off the unfinished load l of
+// e; the last one to leave cancels the load and forgets the entry, so that
+// a later reservation starts a new load rather than joining a cancelled
+// one.
+func (s *Resident) leaveLocked(e *entry, l *loadOp) {
+	l.waiters--
+	if l.waiters == 0 {
+		l.cancel()
+		if s.entries[e.pos] == e {
+			delete(s.entries, e.pos)
+		}
+	}
+}
+
+// loadHere runs the load l of e on the calling goroutine (LoadOnCaller),
+// the caller being one of its waiters. When ctx ends before the load
+// finishes, the caller leaves it as a waiter of a loader goroutine would
+// (see leaveLocked), and loadHere reports true once the Source returns:
+// the caller then has no reference on e. Otherwise the load finished with
+// the caller converted into a reference, as any waiter.
+func (s *Resident) loadHere(ctx context.Context, e *entry, l *loadOp) (left bool) {
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !l.finished {
+			left = true
+			s.leaveLocked(e, l)
+		}
+	})
+	s.runLoad(e.pos, l)
+	stop()
+	// The callback, if it ran, ran before runLoad finished the load
+	// (under the lock) or did nothing: left is settled.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return left
+}
+
+// isClosed reports whether the store is shutting down.
+func (s *Resident) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 // staleLocked reports whether the resident entry e changed at the source
@@ -406,17 +475,21 @@ func (s *Resident) retireLocked(e *entry) {
 	s.retired[e] = struct{}{}
 }
 
-// startLoadLocked starts the loader goroutine for pos.
-func (s *Resident) startLoadLocked(pos geom.Chunk) *loadOp {
+// startLoadLocked starts the load of pos: on a loader goroutine, or,
+// when here, not at all (the caller runs it with runLoad).
+func (s *Resident) startLoadLocked(pos geom.Chunk, here bool) *loadOp {
 	ctx, cancel := context.WithCancel(s.base)
 	l := &loadOp{ctx: ctx, cancel: cancel, ch: make(chan struct{})}
 	s.loading++
 	s.wg.Add(1)
-	go s.runLoad(pos, l)
+	if !here {
+		go s.runLoad(pos, l)
+	}
 	return l
 }
 
-// runLoad is the loader goroutine of one chunk.
+// runLoad runs the load of one chunk: on its loader goroutine, or on the
+// goroutine of the caller that started it (LoadOnCaller).
 func (s *Resident) runLoad(pos geom.Chunk, l *loadOp) {
 	defer s.wg.Done()
 	// Read before the load: a change reported while it runs makes the copy

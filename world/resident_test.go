@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -247,25 +248,34 @@ type modelRes struct {
 // handed out, and one still reserved is retired until its reservations
 // close.
 func TestResidentModel(t *testing.T) {
-	var forced, evicted, failed, retired uint64
-	for seed := range uint64(40) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f, e, l, st := runModel(t, seed)
-				forced, evicted, failed, retired = forced+f, evicted+e, failed+l, retired+st
+	forEachLoadMode(t, func(t *testing.T, onCaller bool) {
+		var forced, evicted, failed, retired uint64
+		for seed := range uint64(40) {
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					f, e, l, st := runModel(t, seed, onCaller)
+					forced, evicted, failed, retired = forced+f, evicted+e, failed+l, retired+st
+				})
 			})
-		})
-	}
-	// The sequences must reach the paths they are meant to test.
-	if forced == 0 || evicted == 0 || failed == 0 || retired == 0 {
-		t.Fatalf("sequences force-closed %d, evicted %d, failed %d loads, retired %d stale copies; want some of each",
-			forced, evicted, failed, retired)
-	}
+		}
+		// The sequences must reach the paths they are meant to test.
+		if forced == 0 || evicted == 0 || failed == 0 || retired == 0 {
+			t.Fatalf("sequences force-closed %d, evicted %d, failed %d loads, retired %d stale copies; want some of each",
+				forced, evicted, failed, retired)
+		}
+	})
+}
+
+// forEachLoadMode runs f for both places a load runs: a loader goroutine
+// of the store, and the caller's own (ResidentOptions.LoadOnCaller).
+func forEachLoadMode(t *testing.T, f func(t *testing.T, onCaller bool)) {
+	t.Run("loader", func(t *testing.T) { f(t, false) })
+	t.Run("caller", func(t *testing.T) { f(t, true) })
 }
 
 // runModel runs one sequence and returns how many reservations the
 // watchdog closed, chunks were evicted and loads failed.
-func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN, retiredN uint64) {
+func runModel(t *testing.T, seed uint64, onCaller bool) (forcedN, evictedN, failedN, retiredN uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	const (
 		npos     = 10
@@ -289,6 +299,7 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN, retiredN u
 	s := NewResident(src, ResidentOptions{
 		MaxChunks: budget, Lifespan: lifespan, WatchdogInterval: interval,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Epochs: epochs,
+		LoadOnCaller: onCaller,
 	})
 
 	// The model.
@@ -506,6 +517,10 @@ func runModel(t *testing.T, seed uint64) (forcedN, evictedN, failedN, retiredN u
 // misbehaving source, checking the invariants as it goes, then checks that
 // opened == closed and no goroutine is left.
 func TestResidentConcurrent(t *testing.T) {
+	forEachLoadMode(t, testResidentConcurrent)
+}
+
+func testResidentConcurrent(t *testing.T, onCaller bool) {
 	defer goleak.VerifyNone(t)
 	src := newFakeSource()
 	const npos = 24
@@ -525,6 +540,7 @@ func TestResidentConcurrent(t *testing.T) {
 	s := NewResident(src, ResidentOptions{
 		MaxChunks: 6, Lifespan: 30 * time.Millisecond, WatchdogInterval: 5 * time.Millisecond,
 		LoadConcurrency: 3, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		LoadOnCaller: onCaller,
 	})
 
 	workers, iters := 6, 400
@@ -604,10 +620,14 @@ func TestResidentConcurrent(t *testing.T) {
 }
 
 func TestResidentSingleFlight(t *testing.T) {
+	forEachLoadMode(t, testResidentSingleFlight)
+}
+
+func testResidentSingleFlight(t *testing.T, onCaller bool) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFakeSource()
 		src.gate = make(chan struct{})
-		s := NewResident(src, ResidentOptions{})
+		s := NewResident(src, ResidentOptions{LoadOnCaller: onCaller})
 		defer s.Close()
 		pos := geom.Chunk{X: 1, Z: 2}
 		const n = 10
@@ -844,12 +864,16 @@ func TestResidentNoLifespan(t *testing.T) {
 }
 
 func TestResidentShutdown(t *testing.T) {
+	forEachLoadMode(t, testResidentShutdown)
+}
+
+func testResidentShutdown(t *testing.T, onCaller bool) {
 	defer goleak.VerifyNone(t)
 	synctest.Test(t, func(t *testing.T) {
 		src := newFakeSource()
 		blocked := geom.Chunk{X: 5}
 		src.set(blocked, modeBlock)
-		s := NewResident(src, ResidentOptions{})
+		s := NewResident(src, ResidentOptions{LoadOnCaller: onCaller})
 		held, err := s.Reserve(context.Background(), geom.Chunk{})
 		if err != nil {
 			t.Fatal(err)
@@ -914,12 +938,16 @@ func TestResidentShutdownDeadline(t *testing.T) {
 // finishes either gets the reservation or an error, and leaks no
 // reference either way.
 func TestResidentLoadRacesCancel(t *testing.T) {
+	forEachLoadMode(t, testResidentLoadRacesCancel)
+}
+
+func testResidentLoadRacesCancel(t *testing.T, onCaller bool) {
 	var got, lost int
 	for range 100 {
 		synctest.Test(t, func(t *testing.T) {
 			src := newFakeSource()
 			src.gate = make(chan struct{})
-			s := NewResident(src, ResidentOptions{})
+			s := NewResident(src, ResidentOptions{LoadOnCaller: onCaller})
 			ctx, cancel := context.WithCancel(context.Background())
 			var r *Reservation
 			var err error
@@ -1125,6 +1153,123 @@ func BenchmarkReserveHit(b *testing.B) {
 					return
 				}
 				r.Close()
+			}
+		})
+	})
+}
+
+// TestResidentLoadOnCaller: with LoadOnCaller the caller that misses runs
+// the load on its own goroutine (without it, a loader goroutine does), and
+// a caller whose ctx ends during its own load leaves it as any waiter:
+// the load goes on for the others, and is cancelled when the last leaves.
+func TestResidentLoadOnCaller(t *testing.T) {
+	onStack := func(onCaller bool) bool {
+		var here bool
+		src := sourceFunc(func(_ context.Context, pos geom.Chunk) (*Chunk, error) {
+			buf := make([]byte, 64<<10)
+			here = strings.Contains(string(buf[:runtime.Stack(buf, false)]), "world.(*Resident).reserveOnce")
+			return &Chunk{Pos: pos}, nil
+		})
+		s := NewResident(src, ResidentOptions{LoadOnCaller: onCaller})
+		defer s.Close()
+		r, err := s.Reserve(context.Background(), geom.Chunk{X: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		return here
+	}
+	if !onStack(true) {
+		t.Error("LoadOnCaller: the load ran off the caller's goroutine")
+	}
+	if onStack(false) {
+		t.Error("without LoadOnCaller: the load ran on the caller's goroutine")
+	}
+
+	t.Run("owner leaves first", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			src := newFakeSource()
+			pos := geom.Chunk{X: 9}
+			src.set(pos, modeBlock)
+			s := NewResident(src, ResidentOptions{LoadOnCaller: true})
+			defer s.Close()
+			ctx1, cancel1 := context.WithTimeout(context.Background(), time.Second)
+			defer cancel1()
+			ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel2()
+			var err1, err2 error
+			done1 := make(chan struct{})
+			go func() { defer close(done1); _, err1 = s.Reserve(ctx1, pos) }()
+			synctest.Wait() // the first caller runs the load
+			done2 := make(chan struct{})
+			go func() { defer close(done2); _, err2 = s.Reserve(ctx2, pos) }()
+			bubble.Advance(1500 * time.Millisecond)
+			select {
+			case <-done1:
+				t.Fatal("the loading caller returned before its Source did")
+			default:
+			}
+			if st := s.Stats(); st.Loading != 1 {
+				t.Fatalf("the load ended while a caller still waited: %+v", st)
+			}
+			<-done1
+			<-done2
+			if !errors.Is(err1, context.DeadlineExceeded) || !errors.Is(err2, context.DeadlineExceeded) {
+				t.Fatalf("Reserve = %v and %v, want DeadlineExceeded for both", err1, err2)
+			}
+			src.mu.Lock()
+			cancelled := src.cancelled
+			src.mu.Unlock()
+			if cancelled != 1 {
+				t.Fatal("the abandoned load was not cancelled")
+			}
+			if st := s.Stats(); st.Loading != 0 || st.Resident != 0 || st.Loads != 1 || st.Open != 0 {
+				t.Fatalf("after abandoning: %+v", st)
+			}
+			src.set(pos, modeOK)
+			r, err := s.Reserve(context.Background(), pos)
+			if err != nil || src.callsAt(pos) != 2 {
+				t.Fatalf("Reserve after abandon = %v, %v with %d loads; want a new load", r, err, src.callsAt(pos))
+			}
+			r.Close()
+			checkInvariants(t, s)
+		})
+	})
+
+	t.Run("others keep the load", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			src := newFakeSource()
+			src.gate = make(chan struct{})
+			pos := geom.Chunk{Z: 4}
+			s := NewResident(src, ResidentOptions{LoadOnCaller: true})
+			defer s.Close()
+			ctx1, cancel1 := context.WithCancel(context.Background())
+			var err1, err2 error
+			var r2 *Reservation
+			done1 := make(chan struct{})
+			go func() { defer close(done1); _, err1 = s.Reserve(ctx1, pos) }()
+			synctest.Wait()
+			done2 := make(chan struct{})
+			go func() { defer close(done2); r2, err2 = s.Reserve(context.Background(), pos) }()
+			synctest.Wait()
+			cancel1()
+			synctest.Wait()
+			close(src.gate)
+			<-done1
+			<-done2
+			if !errors.Is(err1, context.Canceled) {
+				t.Fatalf("the loading caller whose ctx ended got %v, want Canceled", err1)
+			}
+			if err2 != nil || r2.Chunk() == nil {
+				t.Fatalf("the caller that joined got %v, %v; want the chunk", r2, err2)
+			}
+			checkInvariants(t, s)
+			if st := s.Stats(); st.Open != 1 || st.Reserved != 1 || st.Loads != 1 || st.LoadErrors != 0 {
+				t.Fatalf("after the load: %+v", st)
+			}
+			r2.Close()
+			if st := s.Stats(); st.Reserved != 0 || st.Resident != 1 {
+				t.Fatalf("after closing: %+v", st)
 			}
 		})
 	})
