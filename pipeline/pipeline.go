@@ -86,6 +86,11 @@ type Pipeline struct {
 	working int
 	idle    chan struct{} // closed while working == 0
 
+	// handoff passes work to an idle worker goroutine (see spawn);
+	// idleWorkers counts the workers waiting on it.
+	handoff     chan func()
+	idleWorkers atomic.Int32
+
 	screening atomic.Int64
 	promoting atomic.Int64
 	closed    atomic.Bool
@@ -125,6 +130,7 @@ func New(opts Options) (*Pipeline, error) {
 	opts = opts.withDefaults()
 	p := &Pipeline{opts: opts, log: opts.Logger.With("region", opts.Region), clock: opts.Clock}
 	p.idle = make(chan struct{})
+	p.handoff = make(chan func())
 	close(p.idle)
 	p.misses = make([]MissRecord, 0, opts.MissHistory)
 	seed := opts.Seed
@@ -310,13 +316,49 @@ func (p *Pipeline) waitIdle(ctx context.Context) error {
 	}
 }
 
-// go runs f on a goroutine of the pipeline.
+// maxIdleWorkers bounds the worker goroutines that wait for work once
+// theirs is done (see spawn): enough for the promotions and screenings
+// of a steady refill, few enough that a burst (a start filling every
+// sink) leaves no crowd of them behind.
+const maxIdleWorkers = 64
+
+// spawn runs f on a goroutine of the pipeline: a worker that finished
+// its work and waits for more, or a new one when none waits. Reusing
+// workers keeps their grown stacks: at 1,000 promotions a second, a new
+// goroutine for each spent more time growing its stack (a chunk load and
+// a landing check are deep) than starting.
 func (p *Pipeline) spawn(f func()) {
 	p.startWork()
-	go func() {
-		defer p.endWork()
-		f()
-	}()
+	select {
+	case p.handoff <- f:
+	default:
+		go p.worker(f)
+	}
+}
+
+// worker runs f, then the work spawn hands it, until the pipeline closes
+// or more than maxIdleWorkers would wait.
+func (p *Pipeline) worker(f func()) {
+	for {
+		p.run(f)
+		if p.idleWorkers.Add(1) > maxIdleWorkers {
+			p.idleWorkers.Add(-1)
+			return
+		}
+		select {
+		case f = <-p.handoff:
+			p.idleWorkers.Add(-1)
+		case <-p.base.Done():
+			p.idleWorkers.Add(-1)
+			return
+		}
+	}
+}
+
+// run runs f as work of the pipeline (see startWork).
+func (p *Pipeline) run(f func()) {
+	defer p.endWork()
+	f()
 }
 
 // Settle waits until the screenings and promotions started so far have
