@@ -514,14 +514,22 @@ func (p *Pipeline) startSingle(s *Sink) bool {
 	p.spawn(func() {
 		// Last: a promotion that failed, or ended while the sink is
 		// still short, lets the next one start at once.
-		defer p.kick()
-		defer s.pending.Add(-1)
+		end := func() {
+			s.pending.Add(-1)
+			p.kick()
+		}
 		h, ok := p.promoteOne(p.base, loc, turn)
 		p.promoting.Add(-1)
-		if !ok || !p.settle(p.base, loc, h, s.low()) {
+		if !ok {
+			end()
 			return
 		}
-		p.deliverSingle(s, h)
+		p.settle(loc, h, s.low(), func(served bool) {
+			if served {
+				p.deliverSingle(s, h)
+			}
+			end()
+		})
 	})
 	return true
 }
@@ -555,32 +563,47 @@ func (p *Pipeline) startPersonal(key string) bool {
 	p.promoting.Add(1)
 	turn := p.opts.Gate.Promise()
 	p.spawn(func() {
-		defer p.kick()
-		defer ps.addPending(key, -1)
+		end := func() {
+			ps.addPending(key, -1)
+			p.kick()
+		}
 		h, ok := p.promoteOne(p.base, loc, turn)
 		p.promoting.Add(-1)
+		if !ok {
+			end()
+			return
+		}
 		// A personal queue is a few places that its player is about to
 		// ask for: its marks are always urgent.
-		if !ok || !p.settle(p.base, loc, h, true) {
-			return
-		}
-		if ps.crit.narrows() && !ps.crit.accepts(h, p.opts.Check) {
-			ps.c.mismatched.Add(1)
-			p.ctr.mismatched.Add(1)
-			p.demote(h, nil)
-			return
-		}
-		took, stored := ps.deliver(key, h, p.clock())
-		if !took {
-			p.demote(h, nil)
-			return
-		}
-		ps.c.promotions.Add(1)
-		if stored {
-			p.notifyPromote(ps.name, &ps.sig)
-		}
+		p.settle(loc, h, true, func(served bool) {
+			if served {
+				p.deliverPersonal(key, h)
+			}
+			end()
+		})
 	})
 	return true
+}
+
+// deliverPersonal offers a promoted entry to the personal queue of key,
+// or demotes it when the sink's criteria refuse it or the queue is full.
+func (p *Pipeline) deliverPersonal(key string, h *Hot) {
+	ps := p.personal
+	if ps.crit.narrows() && !ps.crit.accepts(h, p.opts.Check) {
+		ps.c.mismatched.Add(1)
+		p.ctr.mismatched.Add(1)
+		p.demote(h, nil)
+		return
+	}
+	took, stored := ps.deliver(key, h, p.clock())
+	if !took {
+		p.demote(h, nil)
+		return
+	}
+	ps.c.promotions.Add(1)
+	if stored {
+		p.notifyPromote(ps.name, &ps.sig)
+	}
 }
 
 // feed draws candidates into the backlog and starts screenings. A draw

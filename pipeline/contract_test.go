@@ -242,8 +242,13 @@ func TestSilentMoves(t *testing.T) {
 		t.Fatal("cold is empty")
 	}
 	h, ok := e.p.promoteOne(ctx, loc, nil)
-	if !ok || !e.p.settle(ctx, loc, h, true) {
+	if !ok {
 		t.Fatal("promotion failed")
+	}
+	settled := make(chan bool, 1)
+	e.p.settle(loc, h, true, func(served bool) { settled <- served })
+	if !<-settled {
+		t.Fatal("promotion failed to settle")
 	}
 	e.p.deliverSingle(login.Sink, h)
 	if a, r := ops(); a != a0 || r != r0 || login.Len() != 2 {

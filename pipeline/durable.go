@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/rtpengine/rtp/memory"
@@ -107,16 +108,57 @@ func (p *Pipeline) awaitHot(ctx context.Context, loc Location, urgent bool) hotR
 	p.opts.Persister.MarkHot(loc, urgent, func(err error) { done <- err })
 	select {
 	case err := <-done:
-		switch {
-		case err == nil:
-			return hotDurable
-		case errors.Is(err, ErrNotOwned):
-			return hotForeign
-		case p.strictHot():
-			return hotDemote
-		}
-		return hotDurable
+		return p.hotResultOf(err)
 	case <-ctx.Done():
 		return hotDemote
 	}
+}
+
+// hotResultOf is the outcome of a hot mark whose commit reported err.
+func (p *Pipeline) hotResultOf(err error) hotResult {
+	switch {
+	case err == nil:
+		return hotDurable
+	case errors.Is(err, ErrNotOwned):
+		return hotForeign
+	case p.strictHot():
+		return hotDemote
+	}
+	return hotDurable
+}
+
+// onHot is awaitHot without a goroutine waiting: it marks loc's row hot
+// and calls then with the outcome once the mark's commit is done, or
+// with hotDemote once the pipeline closes. then runs once, on the
+// Persister's goroutine (which calls every mark's back after a commit,
+// so it must be quick and never block), at once on the caller's without
+// a Persister or once detached, or on a goroutine of its own at Close.
+// The wait is work of the pipeline: Settle and Close wait for it.
+//
+// A promotion used to wait for its mark in awaitHot. Under a steady
+// demand each commit then woke every promotion it carried at once, a
+// tenth of a second's worth, and they crowded the processors' run queues
+// ahead of the requests that came meanwhile.
+func (p *Pipeline) onHot(loc Location, urgent bool, then func(hotResult)) {
+	if p.opts.Persister == nil {
+		then(hotDurable)
+		return
+	}
+	if p.detached.Load() {
+		then(hotDemote)
+		return
+	}
+	p.startWork()
+	var once atomic.Bool
+	finish := func(r hotResult) {
+		if !once.Swap(true) {
+			defer p.endWork()
+			then(r)
+		}
+	}
+	stop := context.AfterFunc(p.base, func() { finish(hotDemote) })
+	p.opts.Persister.MarkHot(loc, urgent, func(err error) {
+		stop()
+		finish(p.hotResultOf(err))
+	})
 }

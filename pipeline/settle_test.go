@@ -1,6 +1,10 @@
 package pipeline
 
 import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +98,55 @@ func TestSettleFreesPromotionSlot(t *testing.T) {
 	}
 	if g.Len() != 4 || g.pending.Load() != 0 || e.p.Stats().Demotions != 0 {
 		t.Fatalf("after the commit: fill %d, pending %d, demotions %d; want 4, 0, 0", g.Len(), g.pending.Load(), e.p.Stats().Demotions)
+	}
+}
+
+// TestSettleHoldsNoGoroutine: a promotion waiting for its hot mark holds
+// no goroutine (the mark's commit delivers it), yet the wait is work of
+// the pipeline: Settle waits for it, and Close ends it by demoting the
+// entries, closing their reservations, without waiting for the commit.
+func TestSettleHoldsNoGoroutine(t *testing.T) {
+	store := &memStore{}
+	e := newEnv(t, envConfig{store: store, opts: func(o *Options) {
+		o.General = SinkConfig{Capacity: 4}
+	}})
+	defer e.shutdown()
+	g := e.p.General()
+	g.SetCapacity(0)
+	e.fill(10, func() bool { return e.p.cold.Len() >= 8 })
+
+	store.mu.Lock()
+	store.hold = make(chan struct{})
+	store.mu.Unlock()
+	defer close(store.hold)
+	g.SetCapacity(4)
+	if _, ok := eventually.Within(10*time.Second, func() bool {
+		if e.p.promoting.Load() == 0 {
+			if err := e.p.Pulse(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return g.pending.Load() >= 4 && e.p.promoting.Load() == 0
+	}); !ok {
+		t.Fatalf("%d promotions wait for their marks, want 4 (stats %+v)", g.pending.Load(), e.p.Stats())
+	}
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	if strings.Contains(stacks, "pipeline.(*Pipeline).startSingle.func") {
+		t.Fatalf("a goroutine of a promotion waits for its hot mark:\n%s", stacks)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if err := e.p.Settle(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Settle with 4 marks not committed = %v, want it to wait (DeadlineExceeded)", err)
+	}
+	if err := e.p.Close(t.Context()); err != nil {
+		t.Fatalf("Close with marks not committed: %v", err)
+	}
+	if g.pending.Load() != 0 || g.Len() != 0 || e.p.Stats().Demotions != 4 {
+		t.Fatalf("after Close: pending %d, fill %d, demotions %d; want 0, 0, 4", g.pending.Load(), g.Len(), e.p.Stats().Demotions)
+	}
+	if n := e.rsv.openCount(); n != 0 {
+		t.Fatalf("%d reservations open after Close", n)
 	}
 }

@@ -186,27 +186,31 @@ func (p *Pipeline) promotionFailed(loc Location, reason stage.Reason, v *verdict
 	}
 }
 
-// settle waits until the row of loc (the location promoted into h) is hot
-// on disk (see awaitHot). It runs outside the promotion's slot of
-// Budget.MaxPromotions: the wait is for a commit, not for work, and a mark
-// that rides the writer's next batch must not hold up the promotions
-// behind it. urgent is the mark's urgency (its sink runs low). It reports
-// whether h may be served; if not, h is demoted or, when another node owns
-// its row, dropped.
-func (p *Pipeline) settle(ctx context.Context, loc Location, h *Hot, urgent bool) bool {
-	switch p.awaitHot(ctx, loc, urgent) {
-	case hotDemote:
-		p.demote(h, nil)
-		return false
-	case hotForeign:
-		// Another node owns the row: leave it, and the entry.
-		h.release(false)
-		p.held.release(loc.Index)
-		p.ctr.foreign.Add(1)
-		return false
-	}
-	p.ctr.promotions.Add(1)
-	return true
+// settle makes the row of loc (the location promoted into h) hot on disk
+// and then calls then with whether h may be served; if not, h has been
+// demoted or, when another node owns its row, dropped (see onHot, which
+// says where then runs). It runs outside the promotion's slot of
+// Budget.MaxPromotions: the wait is for a commit, not for work, and a
+// mark that rides the writer's next batch must not hold up the
+// promotions behind it. urgent is the mark's urgency (its sink runs low).
+func (p *Pipeline) settle(loc Location, h *Hot, urgent bool, then func(served bool)) {
+	p.onHot(loc, urgent, func(r hotResult) {
+		switch r {
+		case hotDemote:
+			p.demote(h, nil)
+			then(false)
+			return
+		case hotForeign:
+			// Another node owns the row: leave it, and the entry.
+			h.release(false)
+			p.held.release(loc.Index)
+			p.ctr.foreign.Add(1)
+			then(false)
+			return
+		}
+		p.ctr.promotions.Add(1)
+		then(true)
+	})
 }
 
 // promote is the body of the promotion transition: consult memory, reserve
