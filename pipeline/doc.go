@@ -140,8 +140,11 @@
 //     busy), and back off, up to 256 rounds, after chunks that had no
 //     room for a subspace.
 //
-// Screenings and promotions run on goroutines the Pipeline owns; Settle
-// waits for them and Close stops them. Options.Gate, shared by pipelines
+// Screenings and promotions run on worker goroutines the Pipeline owns
+// and reuses; Settle waits for them and Close stops them. A promoted
+// entry waiting for its hot mark holds no goroutine: the Persister's
+// commit delivers it (see Persister.MarkHot), and Settle and Close wait
+// for that too. Options.Gate, shared by pipelines
 // and the persister's writer, admits their processor work a few units at
 // a time, so a process that also answers requests keeps a processor for
 // them (see pacer.Gate). Options.OnPromote tells of every entry that lands in a

@@ -18,7 +18,7 @@ var ErrNotOwned = errors.New("pipeline: location owned by another node")
 // cold, and a cold row may be returned to the pool and handed out by
 // another node once this node's lease lapses. A Persister of one process
 // (the embedded default) lets such an entry through instead (see
-// awaitHot).
+// hotResultOf).
 type strictPersister interface {
 	StrictHot() bool
 }

@@ -61,7 +61,9 @@ type Persister interface {
 	// calls done once that is committed (nil) or the commit failed (the
 	// error; the mark is still retried). done is called exactly once, on
 	// a goroutine of the Persister or, once it is closed, at once; it must
-	// not block. Marking an absent row does nothing but call done: with
+	// not block. The pipeline's done delivers the promoted entry and may
+	// queue writes (Add, Remove): call it holding no lock of the
+	// Persister's. Marking an absent row does nothing but call done: with
 	// nil, or, from a Persister shared by several nodes, with an error
 	// wrapping ErrNotOwned (the row may have been handed out by another
 	// node), as for a row another node owns.

@@ -53,9 +53,11 @@ func main() {
 }
 
 // kindOf names the kind of goroutine a stack belongs to: "http" for a
-// request's, "writer" for the location writer's, "screen" and "promote"
-// for the refill's, "gc" for a mark worker, else the first rtp function
-// on the stack, else "".
+// request's, "writer" for the location writer's, "refill" for a worker
+// of the pipeline (which runs promotions and screenings in turn),
+// "screen" and "promote" for the refill's goroutines of servers that
+// started one per unit, "gc" for a mark worker, else the first rtp
+// function on the stack, else "".
 func kindOf(st trace.Stack) string {
 	k := ""
 	for f := range st.Frames() {
@@ -65,6 +67,8 @@ func kindOf(st trace.Stack) string {
 			return "http"
 		case strings.Contains(fn, "rowqueue."):
 			return "writer"
+		case strings.Contains(fn, "Pipeline).worker"):
+			return "refill"
 		case strings.Contains(fn, "gcBgMarkWorker"):
 			return "gc"
 		case strings.Contains(fn, "Pipeline).screen"), strings.Contains(fn, "Pipeline).runScreening"):
@@ -87,7 +91,7 @@ func kindOf(st trace.Stack) string {
 // settled reports whether kind k is final: a later stack cannot name the
 // goroutine better.
 func settled(k string) bool {
-	return k == "http" || k == "writer" || k == "screen" || k == "gc"
+	return k == "http" || k == "writer" || k == "refill" || k == "screen" || k == "gc"
 }
 
 type goroutine struct {
