@@ -707,22 +707,31 @@ func TestResidentAbandonedLoad(t *testing.T) {
 		if !errors.Is(err2, context.DeadlineExceeded) {
 			t.Fatalf("second Reserve = %v, want DeadlineExceeded", err2)
 		}
-		src.mu.Lock()
-		cancelled = src.cancelled
-		src.mu.Unlock()
-		if cancelled != 1 {
-			t.Fatalf("abandoned load not cancelled")
-		}
-		if st := s.Stats(); st.Loading != 0 || st.Resident != 0 || st.Loads != 1 || st.LoadErrors != 1 {
-			t.Fatalf("after abandoning: %+v", st)
-		}
-		src.set(pos, modeOK)
-		r, err := s.Reserve(context.Background(), pos)
-		if err != nil || src.callsAt(pos) != 2 {
-			t.Fatalf("Reserve after abandon = %v, %v with %d loads; want a new load", r, err, src.callsAt(pos))
-		}
-		r.Close()
+		checkAbandoned(t, s, src, pos)
 	})
+}
+
+// checkAbandoned checks that the one load of pos, blocked in src until
+// every caller left, was cancelled and forgotten: nothing is resident or
+// open, and the next Reserve starts a new load.
+func checkAbandoned(t *testing.T, s *Resident, src *fakeSource, pos geom.Chunk) {
+	t.Helper()
+	src.mu.Lock()
+	cancelled := src.cancelled
+	src.mu.Unlock()
+	if cancelled != 1 {
+		t.Fatal("the abandoned load was not cancelled")
+	}
+	if st := s.Stats(); st.Loading != 0 || st.Resident != 0 || st.Loads != 1 || st.LoadErrors != 1 || st.Open != 0 {
+		t.Fatalf("after abandoning: %+v", st)
+	}
+	src.set(pos, modeOK)
+	r, err := s.Reserve(context.Background(), pos)
+	if err != nil || src.callsAt(pos) != 2 {
+		t.Fatalf("Reserve after abandon = %v, %v with %d loads; want a new load", r, err, src.callsAt(pos))
+	}
+	r.Close()
+	checkInvariants(t, s)
 }
 
 func TestResidentCloseIdempotent(t *testing.T) {
@@ -1217,22 +1226,7 @@ func TestResidentLoadOnCaller(t *testing.T) {
 			if !errors.Is(err1, context.DeadlineExceeded) || !errors.Is(err2, context.DeadlineExceeded) {
 				t.Fatalf("Reserve = %v and %v, want DeadlineExceeded for both", err1, err2)
 			}
-			src.mu.Lock()
-			cancelled := src.cancelled
-			src.mu.Unlock()
-			if cancelled != 1 {
-				t.Fatal("the abandoned load was not cancelled")
-			}
-			if st := s.Stats(); st.Loading != 0 || st.Resident != 0 || st.Loads != 1 || st.Open != 0 {
-				t.Fatalf("after abandoning: %+v", st)
-			}
-			src.set(pos, modeOK)
-			r, err := s.Reserve(context.Background(), pos)
-			if err != nil || src.callsAt(pos) != 2 {
-				t.Fatalf("Reserve after abandon = %v, %v with %d loads; want a new load", r, err, src.callsAt(pos))
-			}
-			r.Close()
-			checkInvariants(t, s)
+			checkAbandoned(t, s, src, pos)
 		})
 	})
 
