@@ -20,7 +20,7 @@ func TestFloorY(t *testing.T) {
 			return int(f)
 		}
 	}
-	edges := []float32{0, -0.0, 0.5, -0.5, 1, -1, -1.5, 63.999, 64, -64.5,
+	edges := []float32{0, float32(math.Copysign(0, -1)), 0.5, -0.5, 1, -1, -1.5, 63.999, 64, -64.5,
 		MinY, MinY - 0.5, MinY + 0.5, MinY - 1, MaxY - 1, MaxY - 1.5, MaxY - 0.5, MaxY, MaxY + 7.25,
 		1e9, -1e9, float32(math.Inf(1)), float32(math.Inf(-1)), math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32}
 	for _, e := range edges {
