@@ -32,10 +32,18 @@ const WATCH_MS = 5000
 const REPLY_MS = 15000
 const BUSY_MS = 10000
 
+// connect joins bot i and resolves once the chunk it stands in has
+// arrived: a bot teleported while the server is still sending its spawn
+// area gets the chunks of its landing place only after those, so its
+// landing would measure the join rather than the teleport.
 function connect (i) {
   return new Promise((resolve, reject) => {
     const bot = mineflayer.createBot({ host: '127.0.0.1', port, username: 'bot' + i, version, auth: 'offline' })
-    bot.once('spawn', () => resolve(bot))
+    bot.once('spawn', async () => {
+      const here = () => (bot.world.getColumnAt(bot.entity.position) ? { ok: true } : null)
+      if (here() || !(await until(bot, REPLY_MS, { chunkColumnLoad: here })).timeout) resolve(bot)
+      else reject(new Error(`bot${i}: the chunk it spawned in did not arrive in ${REPLY_MS / 1000} s`))
+    })
     bot.once('kicked', (r) => reject(new Error(`bot${i} kicked: ${JSON.stringify(r)}`)))
     bot.once('error', reject)
     bot.on('messagestr', (m) => { bot.lastMessages = [...(bot.lastMessages || []).slice(-20), m] })
