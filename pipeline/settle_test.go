@@ -87,24 +87,7 @@ func TestSettleFreesPromotionSlot(t *testing.T) {
 	}})
 	defer e.shutdown()
 	g := e.p.General()
-	// Cold fills first: the sink takes nothing meanwhile.
-	g.SetCapacity(0)
-	e.fill(10, func() bool { return e.p.cold.Len() >= 8 })
-
-	store.mu.Lock()
-	store.hold = make(chan struct{})
-	store.mu.Unlock()
-	g.SetCapacity(4)
-	if _, ok := eventually.Within(10*time.Second, func() bool {
-		if e.p.promoting.Load() == 0 {
-			if err := e.p.Pulse(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return g.pending.Load() >= 4
-	}); !ok {
-		t.Fatalf("with one promotion slot and marks not committed, %d promotions wait for their marks, want 4 (stats %+v)", g.pending.Load(), e.p.Stats())
-	}
+	holdFourMarks(t, e, store, g)
 	for range 5 {
 		if err := e.p.Pulse(t.Context()); err != nil {
 			t.Fatal(err)
@@ -133,24 +116,8 @@ func TestSettleHoldsNoGoroutine(t *testing.T) {
 	}})
 	defer e.shutdown()
 	g := e.p.General()
-	g.SetCapacity(0)
-	e.fill(10, func() bool { return e.p.cold.Len() >= 8 })
-
-	store.mu.Lock()
-	store.hold = make(chan struct{})
-	store.mu.Unlock()
+	holdFourMarks(t, e, store, g)
 	defer close(store.hold)
-	g.SetCapacity(4)
-	if _, ok := eventually.Within(10*time.Second, func() bool {
-		if e.p.promoting.Load() == 0 {
-			if err := e.p.Pulse(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return g.pending.Load() >= 4 && e.p.promoting.Load() == 0
-	}); !ok {
-		t.Fatalf("%d promotions wait for their marks, want 4 (stats %+v)", g.pending.Load(), e.p.Stats())
-	}
 	buf := make([]byte, 1<<20)
 	stacks := string(buf[:runtime.Stack(buf, true)])
 	if strings.Contains(stacks, "pipeline.(*Pipeline).startSingle.func") {
@@ -169,5 +136,29 @@ func TestSettleHoldsNoGoroutine(t *testing.T) {
 	}
 	if n := e.rsv.openCount(); n != 0 {
 		t.Fatalf("%d reservations open after Close", n)
+	}
+}
+
+// holdFourMarks fills cold while g (of capacity 4 in e, whose Persister
+// is store's) takes nothing, then keeps the hot marks from being
+// committed (the caller closes store.hold) and lets g take 4: it returns
+// once 4 promotions wait for their marks and none is still running.
+func holdFourMarks(t *testing.T, e *env, store *memStore, g *Sink) {
+	t.Helper()
+	g.SetCapacity(0)
+	e.fill(10, func() bool { return e.p.cold.Len() >= 8 })
+	store.mu.Lock()
+	store.hold = make(chan struct{})
+	store.mu.Unlock()
+	g.SetCapacity(4)
+	if _, ok := eventually.Within(10*time.Second, func() bool {
+		if e.p.promoting.Load() == 0 {
+			if err := e.p.Pulse(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return g.pending.Load() >= 4 && e.p.promoting.Load() == 0
+	}); !ok {
+		t.Fatalf("%d promotions wait for their marks, want 4 (stats %+v)", g.pending.Load(), e.p.Stats())
 	}
 }
