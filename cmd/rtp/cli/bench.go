@@ -68,8 +68,16 @@ type benchRate struct {
 	// StealMs is the processor time the hypervisor took from this
 	// machine during the run (Linux; absent elsewhere). More than a
 	// percent or so of the run's time makes the latencies the host's.
-	StealMs   *float64 `json:"stealMs,omitempty"`
-	ElapsedMs float64  `json:"elapsedMs"`
+	StealMs *float64 `json:"stealMs,omitempty"`
+	// KernelMs is the processor time the kernel's own threads took
+	// during the run, and KernelBusiest and KernelBusiestMs name the
+	// busiest of them and its share (Linux; absent elsewhere). A kernel
+	// thread can hold a processor for milliseconds at a time, which the
+	// steal does not show.
+	KernelMs        *float64 `json:"kernelMs,omitempty"`
+	KernelBusiest   string   `json:"kernelBusiest,omitempty"`
+	KernelBusiestMs *float64 `json:"kernelBusiestMs,omitempty"`
+	ElapsedMs       float64  `json:"elapsedMs"`
 }
 
 type benchBurst struct {
@@ -170,7 +178,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 				fmt.Fprintf(stderr, "sending %.0f teleports/s to %s region %q for %s...\n", o.rate, c.BaseURL(), o.region, o.duration)
 			}
 		}
-		steal := stealMeter()
+		steal, kernel := stealMeter(), kernelMeter()
 		res, err := loadgen.Run(ctx, loadgen.Config{BaseURL: c.BaseURL(), Token: o.rf.tokenValue(), Region: o.region,
 			Rate: o.rate, Duration: o.duration, Concurrency: o.concurrency, Complete: o.complete, Players: o.players,
 			Sink: o.sink, Wait: o.wait, Timeout: o.rf.timeout, WarmConns: min(o.concurrency, 8), Get: o.get})
@@ -184,6 +192,12 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 			MaxQueueMs: msOf(res.MaxQueue), TimerLagMs: msOf(res.TimerLag), ElapsedMs: msOf(res.Elapsed)}
 		if d, ok := steal(); ok {
 			rep.Rate.StealMs = new(msOf(d))
+		}
+		if u, ok := kernel(); ok {
+			rep.Rate.KernelMs = new(msOf(u.total))
+			if u.busiest != "" {
+				rep.Rate.KernelBusiest, rep.Rate.KernelBusiestMs = u.busiest, new(msOf(u.busiestTime))
+			}
 		}
 		if err != nil {
 			failures = append(failures, "interrupted: "+err.Error())
@@ -255,6 +269,13 @@ func printBench(w io.Writer, rep benchReport) error {
 			if *r.StealMs > stealWarn*r.ElapsedMs {
 				fmt.Fprintf(tw, "warning:\tthe host took more than %.0f%% of the run's time: the latencies measure it as much as the server\n", stealWarn*100)
 			}
+		}
+		if r.KernelMs != nil {
+			busiest := ""
+			if r.KernelBusiestMs != nil {
+				busiest = fmt.Sprintf(" (busiest: %s, %s)", r.KernelBusiest, d(*r.KernelBusiestMs))
+			}
+			fmt.Fprintf(tw, "kernel threads:\t%s of processor time during the run%s\n", d(*r.KernelMs), busiest)
 		}
 		if r.Completed > 0 {
 			fmt.Fprintf(tw, "completed:\t%d\n", r.Completed)
