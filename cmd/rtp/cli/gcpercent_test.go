@@ -2,47 +2,126 @@ package cli
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/rtpengine/rtp/internal/eventually"
 )
 
-// gcPercent reads the collector's target without changing it.
-func gcPercent() int {
-	p := debug.SetGCPercent(100)
-	debug.SetGCPercent(p)
-	return p
+func TestGCPercentFor(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		live  uint64
+		pct   int
+		floor uint64
+		want  int
+	}{
+		{240 * mib, 25, 64 * mib, 27}, // a quarter is 60 MiB: the floor wins, just
+		{512 * mib, 25, 64 * mib, 25}, // a quarter is 128 MiB
+		{32 * mib, 25, 64 * mib, 200}, // a small heap grows by the floor
+		{1, 25, 64 * mib, 1 << 20},    // bounded
+		{0, 25, 64 * mib, 25},         // nothing measured yet
+		{100 * mib, 25, 0, 25},        // no floor
+	} {
+		if got := gcPercentFor(tc.live, tc.pct, tc.floor); got != tc.want {
+			t.Errorf("gcPercentFor(%d, %d, %d) = %d, want %d", tc.live, tc.pct, tc.floor, got, tc.want)
+		}
+	}
 }
 
-func TestApplyServeGCPercent(t *testing.T) {
-	before := gcPercent()
+// fakeGC stands for the runtime's live heap and target.
+type fakeGC struct {
+	mu   sync.Mutex
+	live uint64
+	pct  int
+	sets []int
+}
+
+func (f *fakeGC) liveBytes() uint64 { f.mu.Lock(); defer f.mu.Unlock(); return f.live }
+
+func (f *fakeGC) set(p int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old := f.pct
+	f.pct = p
+	f.sets = append(f.sets, p)
+	return old
+}
+
+func (f *fakeGC) target() (int, int) { f.mu.Lock(); defer f.mu.Unlock(); return f.pct, len(f.sets) }
+
+func unsetGOGC(t *testing.T) {
+	if v, set := os.LookupEnv("GOGC"); set {
+		os.Unsetenv("GOGC")
+		t.Cleanup(func() { os.Setenv("GOGC", v) })
+	}
+}
+
+// TestGCTuner: the tuner sets the target at once, again after each
+// collection as the live heap changes, and restores the old one when
+// stopped, after which collections change nothing.
+func TestGCTuner(t *testing.T) {
+	unsetGOGC(t)
+	f := &fakeGC{live: 512 << 20, pct: 100}
+	restore := startGCTuner(&gcTuner{pct: 25, floor: 64 << 20, live: f.liveBytes, set: f.set})
+	if p, _ := f.target(); p != 25 {
+		t.Fatalf("target after start = %d, want 25", p)
+	}
+	f.mu.Lock()
+	f.live = 32 << 20
+	f.mu.Unlock()
+	eventually.True(t, 10*time.Second, "the target follows the live heap after a collection", func() bool {
+		runtime.GC()
+		p, _ := f.target()
+		return p == 200
+	})
+	restore()
+	p, n := f.target()
+	if p != 100 {
+		t.Fatalf("target after stop = %d, want the previous 100", p)
+	}
+	f.mu.Lock()
+	f.live = 1 << 30
+	f.mu.Unlock()
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // room for a cleanup to run, if one would
+	}
+	if p2, n2 := f.target(); p2 != p || n2 != n {
+		t.Fatalf("target changed to %d (%d sets) after stop, want %d (%d sets)", p2, n2, p, n)
+	}
+}
+
+// TestGCTunerRealTarget: with the runtime's own live heap and target,
+// the target while serving is what gcPercentFor gives, and is restored.
+func TestGCTunerRealTarget(t *testing.T) {
+	unsetGOGC(t)
+	before := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(before) })
+	runtime.GC()
+	restore := startGCTuner(&gcTuner{pct: 25, floor: 64 << 20})
+	p := debug.SetGCPercent(-2) // reads it; -2 is not a value the tuner sets
+	debug.SetGCPercent(p)
+	restore()
+	if want := gcPercentFor(liveHeap(), 25, 64<<20); p != want {
+		t.Errorf("GC percent while serving = %d, want %d for a live heap of %d bytes", p, want, liveHeap())
+	}
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GC percent after restore = %d, want the previous 100", got)
+	}
+}
 
-	t.Run("default", func(t *testing.T) {
-		if v, set := os.LookupEnv("GOGC"); set {
-			os.Unsetenv("GOGC")
-			t.Cleanup(func() { os.Setenv("GOGC", v) })
-		}
-		debug.SetGCPercent(100)
-		restore := applyServeGCPercent(serveGCPercent)
-		if got := gcPercent(); got != serveGCPercent {
-			t.Fatalf("GC percent while serving = %d, want %d", got, serveGCPercent)
-		}
-		restore()
-		if got := gcPercent(); got != 100 {
-			t.Fatalf("GC percent after restore = %d, want the previous 100", got)
-		}
-	})
-
-	t.Run("GOGC set", func(t *testing.T) {
-		t.Setenv("GOGC", "200")
-		debug.SetGCPercent(200)
-		restore := applyServeGCPercent(serveGCPercent)
-		if got := gcPercent(); got != 200 {
-			t.Fatalf("GC percent with GOGC=200 set = %d, want 200 left alone", got)
-		}
-		restore()
-		if got := gcPercent(); got != 200 {
-			t.Fatalf("GC percent after restore = %d, want 200", got)
-		}
-	})
+// TestGCTunerGOGCSet: an operator's GOGC wins: nothing is changed.
+func TestGCTunerGOGCSet(t *testing.T) {
+	t.Setenv("GOGC", "200")
+	f := &fakeGC{live: 512 << 20, pct: 200}
+	restore := startGCTuner(&gcTuner{pct: 25, floor: 64 << 20, live: f.liveBytes, set: f.set})
+	runtime.GC()
+	restore()
+	if p, n := f.target(); p != 200 || n != 0 {
+		t.Errorf("with GOGC set the target became %d after %d sets, want 200 untouched", p, n)
+	}
 }

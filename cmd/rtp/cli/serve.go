@@ -66,9 +66,10 @@ scanned again. SIGHUP does the same and also reads the admin token file
 again (without --config it reads only the token file); a reload that fails
 is logged and changes nothing. SIGINT and SIGTERM stop in order.
 
-Serve runs Go's garbage collector with GOGC=25 unless the environment sets
-GOGC: its heap is mostly long-lived caches, and letting it double before
-each collection (Go's default, 100) puts every allocation after a start on
+Serve runs Go's garbage collector with GOGC=25 (but lets the heap grow by
+at least 64 MiB between collections) unless the environment sets GOGC: its
+heap is mostly long-lived caches, and letting it double before each
+collection (Go's default, 100) puts every allocation after a start on
 memory never touched, a page fault each. A higher GOGC trades memory for
 fewer collections.`,
 		Args: usageArgs(cobra.NoArgs),
@@ -123,7 +124,7 @@ func runServe(ctx context.Context, o *serveOptions, stdout, stderr io.Writer) (e
 			}
 		}()
 	}
-	defer applyServeGCPercent(serveGCPercent)()
+	defer startGCTuner(&gcTuner{pct: serveGCPercent, floor: serveGCFloor})()
 	// SIGHUP reloads, as daemons do: caught from the start, so that one
 	// sent while the engine starts does not end the process (its default),
 	// and applied once the server runs.
