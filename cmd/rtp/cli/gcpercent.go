@@ -32,9 +32,11 @@ import (
 // quarter of a few tens of MiB would collect every few milliseconds.
 //
 // Measured under the load test (1,000 teleports a second for 15 s just
-// after the hot sinks filled, two cores, five alternated runs each):
-// minor page faults 46,000 to 51,000 at 100, 3,500 to 6,200 at 25; the
-// process's processor time 6.0 to 6.5 s and 5.2 to 6.3 s.
+// after the hot sinks filled, two cores, alternated runs): minor page
+// faults 46,000 to 52,000 at 100, 3,500 to 6,200 at a plain 25 and
+// 11,700 to 25,000 with the floor; the process's processor time 6.0 to
+// 6.5 s, 5.2 to 6.3 s and 5.6 to 6.0 s. The p99 latency did not fall
+// (see benchmarks/profiles: the tail there is the machine's).
 const (
 	serveGCPercent = 25
 	serveGCFloor   = 64 << 20
@@ -60,7 +62,7 @@ type gcTuner struct {
 	floor uint64
 	live  func() uint64 // the live heap after the last collection
 	set   func(int) int // debug.SetGCPercent in a server
-	mu    sync.Mutex    // guards stopped and the calls of set
+	mu    sync.Mutex    // guards done, last and the calls of set
 	done  bool          // stopped: no more tuning
 	last  int           // the target last set
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -395,5 +397,43 @@ func TestServeWarnsBeyondLoopback(t *testing.T) {
 	}
 	if log := s.log(); !strings.Contains(log, "level=WARN") || !strings.Contains(log, "without an admin token") {
 		t.Fatalf("serve on 0.0.0.0 without a token logged no warning:\n%s", log)
+	}
+}
+
+// TestServeProfiles: --cpu-profile, --trace and --mem-profile each leave
+// their recording of the run once serve stops: the allocation profile in
+// pprof's compressed form, naming its allocation samples.
+func TestServeProfiles(t *testing.T) {
+	t.Parallel()
+	path, _ := smallConfig(t, "20ms")
+	dir := t.TempDir()
+	cpu, tr, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "trace.out"), filepath.Join(dir, "mem.pprof")
+	s := startServe(t, "--config", path, "--listen", "127.0.0.1:0", "--cpu-profile", cpu, "--trace", tr, "--mem-profile", mem)
+	waitReady(t, client.New(s.addr, client.Options{}))
+	if err := s.stop(t); err != nil {
+		t.Fatalf("serve: %v\n%s", err, s.log())
+	}
+	for _, p := range []string{cpu, tr} {
+		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v, want a recording", p, err)
+		}
+	}
+	f, err := os.Open(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("--mem-profile wrote no compressed profile: %v", err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("--mem-profile: %v", err)
+	}
+	for _, name := range []string{"alloc_space", "inuse_space"} {
+		if !bytes.Contains(data, []byte(name)) {
+			t.Errorf("--mem-profile holds no %q samples", name)
+		}
 	}
 }
