@@ -425,7 +425,7 @@ func (n *NetworkSink) granted(t token.Token, h *Hot, issued, now time.Time) (Loc
 // changed). The entry is in transit: its row is kept.
 func (n *NetworkSink) pollFresh() (*Hot, bool) {
 	for {
-		h, ok := n.pool.ring.PollSilent()
+		h, ok := pollDelivered(n.pool.ring)
 		if !ok {
 			return nil, false
 		}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"math"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -347,7 +348,7 @@ func (s *Sink) SetCapacity(n int) {
 func (s *Sink) Take() (*Hot, bool) {
 	s.d.requests.Add(1)
 	for {
-		h, ok := s.ring.PollSilent()
+		h, ok := pollDelivered(s.ring)
 		if !ok {
 			s.c.misses.Add(1)
 			s.p.recordMiss(s.name)
@@ -367,6 +368,38 @@ func (s *Sink) Take() (*Hot, bool) {
 		s.dropStale(h)
 	}
 }
+
+// pollDelivered takes the oldest entry of r, as PollSilent does, but does
+// not take a position a producer has claimed and is still writing for an
+// empty ring. The ring's producers claim a position and then write its
+// slot, and a poll that meets the slot half written reports the ring empty
+// even when later slots are full (see stage.Ring). A request woken by a
+// delivery (Options.OnPromote) would then miss the entry it was woken for
+// whenever two deliveries ran at once, so pollDelivered tries again,
+// yielding the processor between tries, while the ring still counts
+// claimed positions: the writer never blocks between claim and write, but
+// it may be preempted there. It gives up after maxPollWait, so that a
+// writer descheduled for longer cannot hold a request.
+func pollDelivered(r *stage.Ring[*Hot]) (*Hot, bool) {
+	var deadline time.Time
+	for {
+		h, ok := r.PollSilent()
+		if ok || r.Len() == 0 {
+			return h, ok
+		}
+		now := time.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(maxPollWait)
+		} else if now.After(deadline) {
+			return h, false
+		}
+		runtime.Gosched()
+	}
+}
+
+// maxPollWait bounds how long pollDelivered waits for a half-written
+// slot.
+const maxPollWait = 2 * time.Millisecond
 
 // changed reports whether the chunk of h changed at its source since the
 // reservation's copy was loaded (world.Reservation.Stale): the place was
