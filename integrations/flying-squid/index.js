@@ -19,6 +19,7 @@ const config = require('./lib/config')
 const { Client } = require('./lib/client')
 const { ChangeReporter } = require('./lib/changes')
 const { Parties } = require('./lib/party')
+const { sendChunksAround } = require('./lib/chunks')
 
 function worldName (serv, world) {
   if (world === serv.overworld) return 'overworld'
@@ -37,18 +38,6 @@ function onGroundOf (p) {
   if (p.flags && typeof p.flags === 'object') return Boolean(p.flags.onGround)
   if (typeof p.flags === 'number') return (p.flags & 1) !== 0
   return false
-}
-
-// sendChunksAround sends a teleported player the chunks around them.
-// flying-squid sends chunks when a player moves (the move event comes
-// before the position changes, so a teleport sends none) and a client
-// with no chunk under it does not move: the plugin sends them itself,
-// after moving the client's view centre there (1.14 and later).
-function sendChunksAround (serv, player, x, z) {
-  if (serv.supportFeature('updateViewPosition')) {
-    player._client.write('update_view_position', { chunkX: Math.floor(x / 16), chunkZ: Math.floor(z / 16) })
-  }
-  player.worldSendRestOfChunks().catch(err => serv.warn?.(`rtp: sending chunks to ${player.username} failed: ${err.message}`))
 }
 
 module.exports.server = function (serv, settings) {

@@ -200,3 +200,26 @@ test('changes: after an outage, every chunk changed since the last save is sent 
   await rep.flush()
   assert.deepStrictEqual(bodies, [[[0, 0]], [[1, 0]], [[2, 0]], [[1, 0], [2, 0]]])
 })
+
+test('sendChunksAround: the landing chunk goes first, even when a stream already counts it', async () => {
+  const { sendChunksAround } = require('../../lib/chunks')
+  const sent = []
+  const written = []
+  let streamed = 0
+  const column = { fake: 'column' }
+  const player = {
+    username: 'alex',
+    _client: { write: (name, data) => written.push([name, data]) },
+    // A stream from the spawn counts the landing chunk as the player's
+    // already: the stream started for the teleport sends nothing.
+    worldSendRestOfChunks: async () => { streamed++ },
+    world: { getColumn: async (x, z) => (x === -4 && z === -5 ? column : null) },
+    sendChunk: (x, z, c) => sent.push([x, z, c])
+  }
+  const serv = { supportFeature: (f) => f === 'updateViewPosition', warn: (m) => assert.fail(m) }
+  sendChunksAround(serv, player, -62.5, -71.5)
+  await new Promise(resolve => setImmediate(resolve))
+  assert.deepStrictEqual(written, [['update_view_position', { chunkX: -4, chunkZ: -5 }]])
+  assert.deepStrictEqual(sent, [[-4, -5, column]])
+  assert.strictEqual(streamed, 1)
+})
