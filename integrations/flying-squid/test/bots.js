@@ -31,18 +31,30 @@ const LAND_MS = 5000
 const WATCH_MS = 5000
 const REPLY_MS = 15000
 const BUSY_MS = 10000
+const QUIET_MS = 500
 
-// connect joins bot i and resolves once the chunk it stands in has
-// arrived: a bot teleported while the server is still sending its spawn
-// area gets the chunks of its landing place only after those, so its
-// landing would measure the join rather than the teleport.
+// connect joins bot i and resolves once it has settled: the chunk it
+// stands in has arrived, and the server has stopped sending its spawn
+// area (no chunk for QUIET_MS). A bot teleported while it still falls
+// to the ground and its spawn area streams in measures the join rather
+// than the teleport: the last bot to join once never stood on the ground
+// after its first teleport. (Teleporting a player who has just joined is
+// left to the plugin's own landing check, which cancels one that does
+// not land.)
 function connect (i) {
   return new Promise((resolve, reject) => {
     const bot = mineflayer.createBot({ host: '127.0.0.1', port, username: 'bot' + i, version, auth: 'offline' })
     bot.once('spawn', async () => {
       const here = () => (bot.world.getColumnAt(bot.entity.position) ? { ok: true } : null)
-      if (here() || !(await until(bot, REPLY_MS, { chunkColumnLoad: here })).timeout) resolve(bot)
-      else reject(new Error(`bot${i}: the chunk it spawned in did not arrive in ${REPLY_MS / 1000} s`))
+      if (!here() && (await until(bot, REPLY_MS, { chunkColumnLoad: here })).timeout) {
+        reject(new Error(`bot${i}: the chunk it spawned in did not arrive in ${REPLY_MS / 1000} s`))
+        return
+      }
+      const deadline = Date.now() + REPLY_MS
+      while (Date.now() < deadline && !(await until(bot, QUIET_MS, { chunkColumnLoad: () => ({ loaded: true }) })).timeout) {
+        // a chunk came: wait for QUIET_MS more without one
+      }
+      resolve(bot)
     })
     bot.once('kicked', (r) => reject(new Error(`bot${i} kicked: ${JSON.stringify(r)}`)))
     bot.once('error', reject)
