@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +67,63 @@ func TestBenchNullServer(t *testing.T) {
 
 	if _, _, err := run(t, "bench", "null-server", "--listen", "256.0.0.1:x"); err == nil || !strings.Contains(err.Error(), "null-server") {
 		t.Fatalf("null-server on a bad address = %v, want an error", err)
+	}
+}
+
+// TestHoldResident checks that --resident's memory is resident: every
+// page written, the process's resident set grown by about as much (on
+// Linux, where /proc tells).
+func TestHoldResident(t *testing.T) {
+	const mib = 48
+	before, ok := residentBytes(t)
+	held := holdResident(mib)
+	if len(held) != mib {
+		t.Fatalf("holdResident(%d) made %d blocks", mib, len(held))
+	}
+	for i, b := range held {
+		if len(b) != 1<<20 {
+			t.Fatalf("block %d is %d bytes, want 1 MiB", i, len(b))
+		}
+		for j := 0; j < len(b); j += 4 << 10 {
+			if b[j] == 0 {
+				t.Fatalf("block %d page %d never written", i, j>>12)
+			}
+		}
+	}
+	if ok {
+		after, _ := residentBytes(t)
+		if grew := after - before; grew < mib<<20*9/10 {
+			t.Errorf("resident set grew by %d MiB holding %d MiB", grew>>20, mib)
+		}
+	}
+	runtime.KeepAlive(held)
+}
+
+// residentBytes reads the process's resident set from /proc/self/statm;
+// ok is false where there is none.
+func residentBytes(t *testing.T) (int64, bool) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		t.Fatalf("statm %q", b)
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		t.Fatalf("statm %q: %v", b, err)
+	}
+	return pages * int64(os.Getpagesize()), true
+}
+
+// TestBenchNullServerResidentBounds: --resident outside its bounds is a
+// usage error before anything is allocated or bound.
+func TestBenchNullServerResidentBounds(t *testing.T) {
+	for _, v := range []string{"-1", strconv.Itoa(maxResidentMiB + 1)} {
+		_, stderr, err := run(t, "bench", "null-server", "--listen", "127.0.0.1:0", "--resident", v)
+		if err == nil || !strings.Contains(err.Error()+stderr, "--resident") {
+			t.Errorf("--resident %s: err %v, stderr %q; want a usage error naming --resident", v, err, stderr)
+		}
 	}
 }
