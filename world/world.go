@@ -214,7 +214,7 @@ type Chunk struct {
 	// Columns are indexed z*16 + x in chunk-local coordinates. They come
 	// last, after every pointer: the garbage collector scans an object
 	// only up to its last pointer, and a server keeps thousands of chunks
-	// resident, 16 KiB of columns each.
+	// resident, 6 KiB of columns each.
 	Columns [ChunkSize * ChunkSize]Column
 }
 

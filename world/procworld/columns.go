@@ -9,37 +9,38 @@ import (
 )
 
 // Block states the world emits. The procedural world has no block
-// properties, so every state is a bare name.
+// properties, so every state is a bare name. Each is made by paletteBlock,
+// so every block a profile can hold has its byte in the palette.
 var (
-	bedrock     = world.Block("minecraft:bedrock")
-	stone       = world.Block("minecraft:stone")
-	deepslate   = world.Block("minecraft:deepslate")
-	dirt        = world.Block("minecraft:dirt")
-	grassBlock  = world.Block("minecraft:grass_block")
-	sand        = world.Block("minecraft:sand")
-	sandstone   = world.Block("minecraft:sandstone")
-	gravel      = world.Block("minecraft:gravel")
-	clay        = world.Block("minecraft:clay")
-	mud         = world.Block("minecraft:mud")
-	snowBlock   = world.Block("minecraft:snow_block")
-	powderSnowB = world.Block("minecraft:powder_snow")
-	basalt      = world.Block("minecraft:basalt")
-	magma       = world.Block("minecraft:magma_block")
-	water       = world.Block("minecraft:water")
-	lava        = world.Block("minecraft:lava")
-	oakLeaves   = world.Block("minecraft:oak_leaves")
-	oakLog      = world.Block("minecraft:oak_log")
-	cactus      = world.Block("minecraft:cactus")
-	shortGrass  = world.Block("minecraft:short_grass")
-	fern        = world.Block("minecraft:fern")
-	deadBush    = world.Block("minecraft:dead_bush")
-	blueOrchid  = world.Block("minecraft:blue_orchid")
+	bedrock     = paletteBlock("minecraft:bedrock")
+	stone       = paletteBlock("minecraft:stone")
+	deepslate   = paletteBlock("minecraft:deepslate")
+	dirt        = paletteBlock("minecraft:dirt")
+	grassBlock  = paletteBlock("minecraft:grass_block")
+	sand        = paletteBlock("minecraft:sand")
+	sandstone   = paletteBlock("minecraft:sandstone")
+	gravel      = paletteBlock("minecraft:gravel")
+	clay        = paletteBlock("minecraft:clay")
+	mud         = paletteBlock("minecraft:mud")
+	snowBlock   = paletteBlock("minecraft:snow_block")
+	powderSnowB = paletteBlock("minecraft:powder_snow")
+	basalt      = paletteBlock("minecraft:basalt")
+	magma       = paletteBlock("minecraft:magma_block")
+	water       = paletteBlock("minecraft:water")
+	lava        = paletteBlock("minecraft:lava")
+	oakLeaves   = paletteBlock("minecraft:oak_leaves")
+	oakLog      = paletteBlock("minecraft:oak_log")
+	cactus      = paletteBlock("minecraft:cactus")
+	shortGrass  = paletteBlock("minecraft:short_grass")
+	fern        = paletteBlock("minecraft:fern")
+	deadBush    = paletteBlock("minecraft:dead_bush")
+	blueOrchid  = paletteBlock("minecraft:blue_orchid")
 	flowers     = [...]world.BlockID{
-		world.Block("minecraft:dandelion"),
-		world.Block("minecraft:poppy"),
-		world.Block("minecraft:cornflower"),
-		world.Block("minecraft:oxeye_daisy"),
-		world.Block("minecraft:azure_bluet"),
+		paletteBlock("minecraft:dandelion"),
+		paletteBlock("minecraft:poppy"),
+		paletteBlock("minecraft:cornflower"),
+		paletteBlock("minecraft:oxeye_daisy"),
+		paletteBlock("minecraft:azure_bluet"),
 	}
 )
 

@@ -98,6 +98,7 @@
 // and sandstone under sand, water down to a bed of sand, gravel, clay or
 // mud, lava over basalt, a canopy over air or an oak trunk over grass; then
 // stone, deepslate below y 0 and bedrock at MinY. A chunk holds 256 such
-// profiles (10 KiB) rather than 16x16x384 blocks, and linear or jump
+// profiles (3.5 KiB: 14 bytes each, blocks named by a byte of the
+// world's palette) rather than 16x16x384 blocks, and linear or jump
 // vertical strategies find the ground under a canopy.
 package procworld
