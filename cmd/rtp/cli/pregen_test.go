@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/rtpengine/rtp/pipeline"
 	"regexp"
 	"strconv"
 	"strings"
@@ -167,5 +168,34 @@ regions:
 	}
 	if _, _, err := run(t, "pregen", "--config", path, "--stall", "-1s"); ExitCode(err) != 2 {
 		t.Errorf("pregen --stall -1s = %v, want a usage error", err)
+	}
+}
+
+// TestPregenBudget: pregen widens the screening budget, defaults
+// resolved first, within its bounds, and leaves the promotions' alone.
+func TestPregenBudget(t *testing.T) {
+	got := pregenBudget(pipeline.Budget{})
+	if got.Candidates != pipeline.DefaultCandidates*pregenWiden || got.Screens != pipeline.DefaultScreens*pregenWiden ||
+		got.MaxScreens != min(pipeline.DefaultMaxScreens*pregenWiden, pregenMaxScreens) {
+		t.Errorf("pregenBudget(zero) = %+v; want the default screening budget widened %d times", got, pregenWiden)
+	}
+	if got.PromotionsPerPulse != 0 || got.MaxPromotions != 0 || got.Transfers != 0 {
+		t.Errorf("pregenBudget(zero) = %+v; want the promotions' budget left at its defaults (0)", got)
+	}
+	in := pipeline.Budget{Candidates: 512, Screens: 128, MaxScreens: 8, PromotionsPerPulse: 128, MaxPromotions: 32, Transfers: 256}
+	got = pregenBudget(in)
+	want := in
+	want.Candidates, want.Screens, want.MaxScreens = 512*pregenWiden, 128*pregenWiden, 8*pregenWiden
+	if got != want {
+		t.Errorf("pregenBudget(%+v) = %+v, want %+v", in, got, want)
+	}
+	// Bounded: a budget already past the bound is kept, never cut.
+	big := pipeline.Budget{Screens: 100000, MaxScreens: 5000, Candidates: 1 << 20}
+	got = pregenBudget(big)
+	if got.MaxScreens != 5000 || got.Screens != 100000 || got.Candidates != 1<<20 {
+		t.Errorf("pregenBudget(%+v) = %+v; want a budget past the bounds kept", big, got)
+	}
+	if got := pregenBudget(pipeline.Budget{MaxScreens: 100}); got.MaxScreens != pregenMaxScreens {
+		t.Errorf("MaxScreens 100 widened to %d, want the bound %d", got.MaxScreens, pregenMaxScreens)
 	}
 }
