@@ -87,8 +87,9 @@ type Options struct {
 	// whose 0 is one fewer than GOMAXPROCS, at least 1, so
 	// that a processor is always free to answer requests while the caches
 	// fill; negative: no gate, so no pacing and no bound but each
-	// region's MaxScreens and MaxPromotions (for a process that answers
-	// no requests, such as rtp pregen).
+	// region's MaxScreens and MaxPromotions, and every pulse draws its
+	// full budget (pipeline.Options.DrawEagerly), for a process that
+	// answers no requests, such as rtp pregen.
 	ScreenWorkers int
 	// WatchPeriod is how often Run polls each Minecraft world's region
 	// files for chunks the game rewrote, dropping the cached places of
@@ -627,6 +628,9 @@ func (e *Engine) openRegion(ctx context.Context, name string, rs RegionSpec) (*R
 	popts.Clock = e.opts.Clock
 	popts.Logger = e.log
 	popts.Gate = e.gate
+	// Without a gate the process answers no requests (ScreenWorkers
+	// negative): nothing is spared by drawing less in a crowded region.
+	popts.DrawEagerly = e.gate == nil
 	if len(https) > 0 {
 		// An out-of-process verifier decides these sinks' entries: they
 		// take transfers by provenance only.

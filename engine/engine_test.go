@@ -611,3 +611,20 @@ func TestNewWithoutStores(t *testing.T) {
 		t.Errorf("data folder after a refused New: %v, %v; want it empty", entries, err)
 	}
 }
+
+// TestDrawEagerlyWithoutGate: an engine without a refill gate (a process
+// answering no requests, ScreenWorkers negative) draws its full budget
+// every pulse; one with a gate backs off in a crowded region.
+func TestDrawEagerlyWithoutGate(t *testing.T) {
+	for _, c := range []struct {
+		workers int
+		want    bool
+	}{{-1, true}, {0, false}, {1, false}} {
+		e := newEngineOpts(t, testConfig(t), engine.Options{ScreenWorkers: c.workers})
+		for _, r := range e.Regions() {
+			if got := engine.DrawsEagerly(e, r); got != c.want {
+				t.Errorf("ScreenWorkers %d: region %s draws eagerly %v, want %v", c.workers, r, got, c.want)
+			}
+		}
+	}
+}

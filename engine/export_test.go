@@ -38,3 +38,7 @@ func RegionKey(s Spec, region string, sources []string) (string, error) {
 	b, err := regionKeyJSON(keyOf(s.Worlds[rs.World]), rs, sources)
 	return string(b), err
 }
+
+// DrawsEagerly reports whether the pipeline of region draws its full
+// budget every pulse (pipeline.Options.DrawEagerly).
+func DrawsEagerly(e *Engine, region string) bool { return e.regions[region].pipe.DrawsEagerly() }

@@ -668,7 +668,9 @@ const maxDrawShift = 8
 // follows the yield instead: it halves after a pulse whose draws were
 // mostly skipped and doubles back after one where most were kept, so a
 // crowded region costs a few draws a pulse and a region with room draws
-// at full budget within a few pulses of room appearing.
+// at full budget within a few pulses of room appearing. A process that
+// answers no requests draws at full budget throughout
+// (Options.DrawEagerly).
 func (p *Pipeline) drawTries(n int) int {
 	if n <= 0 {
 		return 0
@@ -676,9 +678,11 @@ func (p *Pipeline) drawTries(n int) int {
 	return max(2*n>>p.drawShift.Load(), min(minDrawTries, 2*n))
 }
 
-// drawn adjusts drawShift after a pulse kept drawn of tries draws.
+// drawn adjusts drawShift after a pulse kept drawn of tries draws (never,
+// with Options.DrawEagerly).
 func (p *Pipeline) drawn(drawn, tries int) {
 	switch s := p.drawShift.Load(); {
+	case p.opts.DrawEagerly:
 	case tries < minDrawTries:
 		// Too few draws to judge by (or none wanted).
 	case drawn*4 < tries && s < maxDrawShift:

@@ -594,3 +594,16 @@ func TestOnPromoteSinks(t *testing.T) {
 		t.Fatalf("OnPromote(network) called %d times after a release, want %d", calls["network"], before+1)
 	}
 }
+
+// TestDrawEagerly: with Options.DrawEagerly pulses of skipped draws leave
+// the try budget whole.
+func TestDrawEagerly(t *testing.T) {
+	p := &Pipeline{opts: Options{DrawEagerly: true}}
+	const n = 512
+	for i := range 2 * maxDrawShift {
+		p.drawn(0, p.drawTries(n))
+		if got := p.drawTries(n); got != 2*n {
+			t.Fatalf("after %d pulses of duplicates: budget %d, want %d", i+1, got, 2*n)
+		}
+	}
+}

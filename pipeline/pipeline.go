@@ -210,6 +210,9 @@ func (p *Pipeline) Network() *NetworkSink { return p.network }
 // Personal returns the personal sink, or nil when not enabled.
 func (p *Pipeline) Personal() *PersonalSink { return p.personal }
 
+// DrawsEagerly reports Options.DrawEagerly.
+func (p *Pipeline) DrawsEagerly() bool { return p.opts.DrawEagerly }
+
 // Cold returns the cold stage (for tests and tools: offering into it
 // directly is an ingress).
 func (p *Pipeline) Cold() stage.Stage[Location] { return p.cold }
