@@ -20,6 +20,7 @@ const { Client } = require('./lib/client')
 const { ChangeReporter } = require('./lib/changes')
 const { Parties } = require('./lib/party')
 const { sendChunksAround } = require('./lib/chunks')
+const { ignoreStaleMoves } = require('./lib/stale')
 
 function worldName (serv, world) {
   if (world === serv.overworld) return 'overworld'
@@ -143,13 +144,18 @@ module.exports.server = function (serv, settings) {
       return false
     }
     const landed = land(player, x, y, z)
+    // Until the client reports a position at the place, what it reports
+    // from elsewhere was sent before it saw the teleport.
+    const endHold = ignoreStaleMoves(player, x, z)
     try {
       await player.teleport(new Vec3(x, y, z))
       sendChunksAround(serv, player, x, z)
     } catch (err) {
       warn(`rtp: teleporting ${player.username} failed: ${err.message}`)
     }
-    if (!(await landed)) {
+    const ok = await landed
+    endHold()
+    if (!ok) {
       await cancel(loc.id)
       tell(player, cfg.messages.failed)
       return false

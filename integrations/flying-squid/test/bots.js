@@ -16,7 +16,11 @@
 //       each member's teleport is reported as for rtp, with "party":
 //       true, then {"event":"done"}.
 //
-// Environment: MC_PORT, MC_VERSION, BOTS (how many).
+// Environment: MC_PORT, MC_VERSION, BOTS (how many); RTP_E2E_NO_SETTLE=1
+// makes a bot ready at its spawn rather than once its spawn area has
+// arrived, so the first teleports come while the last bots' spawn areas
+// still stream in (what placeNewPlayers meets; the test run by CI does
+// not set it).
 
 const readline = require('readline')
 const mineflayer = require('mineflayer')
@@ -45,6 +49,10 @@ function connect (i) {
   return new Promise((resolve, reject) => {
     const bot = mineflayer.createBot({ host: '127.0.0.1', port, username: 'bot' + i, version, auth: 'offline' })
     bot.once('spawn', async () => {
+      if (process.env.RTP_E2E_NO_SETTLE === '1') {
+        resolve(bot)
+        return
+      }
       const here = () => (bot.world.getColumnAt(bot.entity.position) ? { ok: true } : null)
       if (!here() && (await until(bot, REPLY_MS, { chunkColumnLoad: here })).timeout) {
         reject(new Error(`bot${i}: the chunk it spawned in did not arrive in ${REPLY_MS / 1000} s`))

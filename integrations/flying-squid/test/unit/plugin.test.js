@@ -223,3 +223,48 @@ test('sendChunksAround: the landing chunk goes first, even when a stream already
   assert.deepStrictEqual(sent, [[-4, -5, column]])
   assert.strictEqual(streamed, 1)
 })
+
+test('ignoreStaleMoves: moves from elsewhere are cancelled until the client reports the place', () => {
+  const { EventEmitter } = require('node:events')
+  const { ignoreStaleMoves } = require('../../lib/stale')
+  const player = new EventEmitter()
+  player._client = new EventEmitter()
+  const move = (x, z, teleport = false) => {
+    const calls = []
+    player.emit('move_cancel', { position: { x, y: 70, z }, onGround: true, teleport }, (...a) => calls.push(a))
+    return calls
+  }
+  const end = ignoreStaleMoves(player, 1000.5, -2000.5)
+  // A packet the client sent from its spawn before it saw the teleport:
+  // cancelled quietly (no position sent back, hidden from plugins).
+  assert.deepStrictEqual(move(8.5, 8.5), [[false, true]])
+  assert.deepStrictEqual(move(1003, -2000.5), [[false, true]], 'beyond the slack across')
+  // The server's own teleport, and a move at the place, pass.
+  assert.deepStrictEqual(move(1000.5, -2000.5, true), [])
+  assert.deepStrictEqual(move(1001, -2001.5), [])
+  // A packet from elsewhere does not end the hold; one at the place does.
+  player._client.emit('position', { x: 8.5, y: 70, z: 8.5, onGround: true })
+  assert.deepStrictEqual(move(8.5, 8.5), [[false, true]])
+  player._client.emit('position_look', { x: 1000.5, y: 70, z: -2000.5, onGround: false, yaw: 0, pitch: 0 })
+  assert.deepStrictEqual(move(8.5, 8.5), [], 'the client took the teleport: its moves are its own')
+  assert.strictEqual(player.listenerCount('move_cancel'), 0)
+  assert.strictEqual(player._client.listenerCount('position'), 0)
+  assert.strictEqual(player._client.listenerCount('position_look'), 0)
+  end() // ending twice does nothing
+
+  // The server moving the player elsewhere ends the hold.
+  const end3 = ignoreStaleMoves(player, 0, 0)
+  assert.deepStrictEqual(move(1, 1, true), [], 'the teleport to the place')
+  assert.deepStrictEqual(move(90, 90), [[false, true]])
+  assert.deepStrictEqual(move(500, 500, true), [], 'an operator moves the player')
+  assert.deepStrictEqual(move(500, 500), [], 'the client reports where the operator put it')
+  assert.strictEqual(player.listenerCount('move_cancel'), 0)
+  end3()
+
+  // Ended early (the landing timed out): the listeners go at once.
+  const end2 = ignoreStaleMoves(player, 0, 0)
+  assert.deepStrictEqual(move(50, 50), [[false, true]])
+  end2()
+  assert.deepStrictEqual(move(50, 50), [])
+  assert.strictEqual(player.listenerCount('move_cancel'), 0)
+})
