@@ -56,17 +56,19 @@ target near the number of safe chunks of a small region is never reached.`,
 	return cmd
 }
 
-// pregenGoal is what one region must reach.
 // pregenWiden is how many times a region's screening budget pregen works
-// with, and pregenMaxScreens bounds the screenings it keeps in flight.
+// with; pregenMaxScreens bounds the screenings it keeps in flight,
+// pregenMaxCandidates the candidates a pulse draws.
 const (
-	pregenWiden      = 32
-	pregenMaxScreens = 1024
+	pregenWiden         = 32
+	pregenMaxScreens    = 1024
+	pregenMaxCandidates = 32 << 10
 )
 
 // pregenBudget returns b, zero fields resolved to the pipeline's defaults,
 // with its candidates and screenings per pulse and its screenings in
-// flight pregenWiden times larger (at most pregenMaxScreens in flight).
+// flight pregenWiden times larger, within the bounds above (a budget
+// already past them is kept).
 // The budget paces the refill of a process that also answers requests,
 // and screenings start only on pulses: a slot that frees between two
 // pulses stays empty until the next. pregen answers none. With the load
@@ -80,12 +82,13 @@ func pregenBudget(b pipeline.Budget) pipeline.Budget {
 		}
 		return max(v, min(v*pregenWiden, limit))
 	}
-	b.Candidates = widen(b.Candidates, pipeline.DefaultCandidates, pregenWiden*pipeline.DefaultCandidates*16)
+	b.Candidates = widen(b.Candidates, pipeline.DefaultCandidates, pregenMaxCandidates)
 	b.Screens = widen(b.Screens, pipeline.DefaultScreens, pregenMaxScreens*4)
 	b.MaxScreens = widen(b.MaxScreens, pipeline.DefaultMaxScreens, pregenMaxScreens)
 	return b
 }
 
+// pregenGoal is what one region must reach.
 type pregenGoal struct {
 	region      string
 	general     int // general sink capacity
