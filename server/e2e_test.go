@@ -619,6 +619,13 @@ func TestClaimComesBackAfterExpiry(t *testing.T) {
 		m := ev.stats(region).Memory
 		return m.Len > 0 && m.BadCount == m.Len
 	})
+	// The count by cause is taken once no work is in flight: a screening
+	// or promotion that started before the claim may still record its
+	// chunk under a cause of its own (water), in place of the claim's.
+	waitFor(t, 30*time.Second, "the pipeline never went quiet before the count", func() bool {
+		p := ev.stats(region).Pipeline
+		return p.Screening == 0 && p.Promoting == 0
+	})
 	st := ev.stats(region)
 	claimed := st.Memory.ByCause["safetyExternal"]
 	if claimed == 0 {
