@@ -42,13 +42,33 @@ const (
 	serveGCFloor   = 64 << 20
 )
 
+// runtimeHeapMinimum is the runtime's smallest heap goal at a target of
+// 100 (its defaultHeapMinimum): it scales that minimum with the target,
+// so a target of p never lets the heap collect below
+// runtimeHeapMinimum*p/100 bytes, whatever it holds live.
+const runtimeHeapMinimum = 4 << 20
+
 // gcPercentFor returns the collector's target that lets a heap of live
 // bytes grow by pct percent of it, or by floor bytes if that is more.
+//
+// live is what the runtime scales the target by: the heap the last
+// collection marked, with the stacks and globals it scanned. The floor's
+// target is bounded so that the runtime's minimum goal, which grows with
+// the target, stays within live+floor: without the bound a small heap
+// (a server just started holds a few MiB) got a target in the tens of
+// thousands, and so a minimum goal of gigabytes. A server then grew its
+// heap unchecked while it filled its caches (to some 450 MiB under the
+// load test, against 260 once filled), and the runtime spent the next
+// minute handing the surplus back to the system a few MiB at a time,
+// while it answered requests.
 func gcPercentFor(live uint64, pct int, floor uint64) int {
 	if live == 0 {
 		return pct
 	}
 	need := (floor*100 + live - 1) / live // the percent that gives floor
+	if most := (live + floor) * 100 / runtimeHeapMinimum; need > most {
+		need = most // the minimum goal is then live+floor
+	}
 	if need > 1<<20 {
 		need = 1 << 20
 	}
@@ -60,7 +80,7 @@ func gcPercentFor(live uint64, pct int, floor uint64) int {
 type gcTuner struct {
 	pct   int
 	floor uint64
-	live  func() uint64 // the live heap after the last collection
+	live  func() uint64 // the live heap after the last collection (see gcPercentFor)
 	set   func(int) int // debug.SetGCPercent in a server
 	mu    sync.Mutex    // guards done, last and the calls of set
 	done  bool          // stopped: no more tuning
@@ -107,14 +127,22 @@ func (t *gcTuner) stop() {
 	t.mu.Unlock()
 }
 
-// liveHeap reads the live heap the last collection measured.
+// liveHeap reads what the runtime scales its target by after the last
+// collection: the heap it marked, the stacks and the globals it scanned.
 func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+	s := []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/scan/stack:bytes"},
+		{Name: "/gc/scan/globals:bytes"},
 	}
-	return s[0].Value.Uint64()
+	metrics.Read(s)
+	var n uint64
+	for _, v := range s {
+		if v.Value.Kind() == metrics.KindUint64 {
+			n += v.Value.Uint64()
+		}
+	}
+	return n
 }
 
 // startGCTuner tunes the collector with t (its live and set filled in

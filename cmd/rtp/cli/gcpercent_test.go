@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
@@ -22,7 +23,9 @@ func TestGCPercentFor(t *testing.T) {
 		{240 * mib, 25, 64 * mib, 27}, // a quarter is 60 MiB: the floor wins, just
 		{512 * mib, 25, 64 * mib, 25}, // a quarter is 128 MiB
 		{32 * mib, 25, 64 * mib, 200}, // a small heap grows by the floor
-		{1, 25, 64 * mib, 1 << 20},    // bounded
+		{1, 25, 64 * mib, 1600},       // the runtime's minimum goal is the floor
+		{2 * mib, 25, 64 * mib, 1650}, // likewise: 4 MiB * 16.5 = 2 + 64 MiB
+		{8 * mib, 25, 64 * mib, 800},  // past 4 MiB the percent gives the floor
 		{0, 25, 64 * mib, 25},         // nothing measured yet
 		{100 * mib, 25, 0, 25},        // no floor
 	} {
@@ -111,6 +114,33 @@ func TestGCTunerRealTarget(t *testing.T) {
 	}
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("GC percent after restore = %d, want the previous 100", got)
+	}
+}
+
+// TestGCTunerRealGoal: with the runtime's own live heap, a small one as a
+// test binary's, the heap goal while serving is the live heap and the
+// floor, not the gigabytes the runtime's minimum goal would make of the
+// floor's large percent. The heap must not grow unchecked while a server
+// fills its caches.
+func TestGCTunerRealGoal(t *testing.T) {
+	unsetGOGC(t)
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	runtime.GC()
+	const floor = 64 << 20
+	restore := startGCTuner(&gcTuner{pct: 25, floor: floor})
+	defer restore()
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	goal, live := s[0].Value.Uint64(), s[1].Value.Uint64()
+	base := liveHeap() // live, stacks and globals
+	if live >= floor {
+		t.Skipf("the test binary's live heap (%d bytes) is past the floor: the floor's bound is not exercised", live)
+	}
+	// The goal is live plus the floor; allow a percent of rounding.
+	if lo, hi := live+floor*99/100, base+floor+floor/100; goal < lo || goal > hi {
+		t.Errorf("heap goal %d bytes with %d live (%d with stacks and globals), want live + the %d floor (%d to %d)",
+			goal, live, base, uint64(floor), lo, hi)
 	}
 }
 
