@@ -67,7 +67,7 @@ again (without --config it reads only the token file); a reload that fails
 is logged and changes nothing. SIGINT and SIGTERM stop in order.
 
 Serve runs Go's garbage collector with GOGC=25 (but lets the heap grow by
-at least 64 MiB between collections) unless the environment sets GOGC: its
+at least 32 MiB between collections) unless the environment sets GOGC: its
 heap is mostly long-lived caches, and letting it double before each
 collection (Go's default, 100) puts every allocation after a start on
 memory never touched, a page fault each. A higher GOGC trades memory for
