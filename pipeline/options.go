@@ -249,7 +249,7 @@ type Options struct {
 	// held set's lock and the pulse's processor time in a crowded region;
 	// a process that answers no requests (rtp pregen, rtp pick) only
 	// waits longer for the region's last free chunks: the load test's
-	// pregen took 2 min 21 s with it, 12 s without. Default false.
+	// pregen took 2 min 21 s with the backoff, 12 s without. Default false.
 	DrawEagerly bool
 
 	// BacklogCapacity bounds the backlog. Default 256.
