@@ -97,6 +97,15 @@ type Options struct {
 	// DefaultWatchPeriod (1 s); negative: no watching (cached places are
 	// never checked for changes on disk).
 	WatchPeriod time.Duration
+	// ArchiveAll makes the terrain archives of the procedural worlds keep
+	// every tile generated: a tile whose write finds the archive's queue
+	// full waits for room instead of being dropped
+	// (archive.Options.WaitForRoom). For a process whose point is to warm
+	// the archive, such as rtp pregen: screening on every processor
+	// generates tiles faster than one writer stores them, and each tile
+	// dropped is generated again by the server that was meant to read it.
+	// A server leaves it off, so that no screening waits on the disk.
+	ArchiveAll bool
 	// Handouts bound the locations handed out and not yet closed (see
 	// HandoutLimits). Default: one per player (a new request replaces
 	// the old one), DefaultMaxOpen (4096) in all.
@@ -348,7 +357,7 @@ func (e *Engine) openProcedural(ctx context.Context, name string, pw ProceduralW
 	if err != nil {
 		return nil, fmt.Errorf("engine: world %q: %w", name, err)
 	}
-	aopts := archive.Options{Logger: e.log.With("world", name), Clock: e.opts.Clock}
+	aopts := archive.Options{Logger: e.log.With("world", name), Clock: e.opts.Clock, WaitForRoom: e.opts.ArchiveAll}
 	var store archive.Store
 	if e.archives == nil {
 		aopts.StoreError = errors.New("archive disabled in the configuration")

@@ -628,3 +628,25 @@ func TestDrawEagerlyWithoutGate(t *testing.T) {
 		}
 	}
 }
+
+// TestArchiveAll: Options.ArchiveAll gives the procedural world's terrain
+// archive a queue that waits for room instead of dropping writes, and
+// only then (World.ArchiveStats reports which).
+func TestArchiveAll(t *testing.T) {
+	for _, all := range []bool{true, false} {
+		cfg := testConfig(t)
+		cfg.Archive.Path = filepath.Join(t.TempDir(), "archive.db")
+		e := newEngineOpts(t, cfg, engine.Options{ArchiveAll: all})
+		w, ok := e.World(config.DefaultWorldName)
+		if !ok {
+			t.Fatalf("no world %q", config.DefaultWorldName)
+		}
+		st, ok, err := w.ArchiveStats(t.Context())
+		if err != nil || !ok {
+			t.Fatalf("ArchiveStats = %+v, %v, %v", st, ok, err)
+		}
+		if !st.Store || st.WaitForRoom != all {
+			t.Errorf("ArchiveAll %v: archive stats %+v, want a store and WaitForRoom %v", all, st, all)
+		}
+	}
+}

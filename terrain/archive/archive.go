@@ -27,8 +27,16 @@ type Options struct {
 	Clock func() time.Time
 	// QueueLength bounds the writes waiting for the background writer. A
 	// write that finds the queue full is dropped and counted, never waited
-	// for. Default: 256.
+	// for, unless WaitForRoom is set. Default: 256.
 	QueueLength int
+	// WaitForRoom makes a write that finds the queue full wait until the
+	// writer has taken one, instead of being dropped: the tile is
+	// delivered only once its write is queued. It is for batch work whose
+	// point is to fill the archive (rtp pregen), where generation on
+	// every processor outruns one writer and a dropped tile is generated
+	// again by the server that was meant to find it. A server leaves it
+	// off, so that no request ever waits on the disk. Default false.
+	WaitForRoom bool
 	// ReadTimeout, when positive, bounds one store read; a read that times
 	// out costs a regeneration. Default: none besides the caller's ctx,
 	// since stores bound their own transactions (the SQLite store's
@@ -88,6 +96,12 @@ type Stats struct {
 	WriteErrors int64
 	// DroppedWrites counts writes not queued because the queue was full.
 	DroppedWrites int64
+	// WaitedWrites counts the times a write found the queue full and
+	// waited for room (Options.WaitForRoom).
+	WaitedWrites int64
+	// WaitForRoom is the archive's Options.WaitForRoom: whether a full
+	// queue holds a generation back rather than dropping its write.
+	WaitForRoom bool
 	// Cancelled counts requests that returned their ctx's error.
 	Cancelled int64
 	// Generations counts calls to the source (one per single-flight group).
@@ -145,7 +159,7 @@ type Archive struct {
 	flights flight.Group[Digest, *terrain.Tile] // one generation per digest; see generate
 
 	hits, misses, invalid, readErrors, writeErrors atomic.Int64
-	dropped, cancelled, generations                atomic.Int64
+	dropped, waited, cancelled, generations        atomic.Int64
 
 	warnings lograte.Limiter // storage warnings, one per LogInterval
 }
@@ -338,20 +352,33 @@ func (a *Archive) callSource(ctx context.Context, req terrain.Request) (t *terra
 	return t, err
 }
 
-// enqueue queues op for the writer without ever blocking: a full queue
-// drops it.
+// enqueue queues op for the writer. A full queue drops it, or, with
+// Options.WaitForRoom, makes enqueue wait until the writer has finished a
+// write (it always does: each write ends within WriteTimeout, or at once
+// once Close has given up) and try again.
 func (a *Archive) enqueue(op writeOp) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.queueDone {
-		return // closing: the store is no longer ours to write
-	}
-	op.seq = a.queued + 1
-	select {
-	case a.queue <- op:
-		a.queued = op.seq
-	default:
-		a.dropped.Add(1)
+	for {
+		if a.queueDone {
+			return // closing: the store is no longer ours to write
+		}
+		op.seq = a.queued + 1
+		select {
+		case a.queue <- op:
+			a.queued = op.seq
+			return
+		default:
+		}
+		if !a.opts.WaitForRoom {
+			a.dropped.Add(1)
+			return
+		}
+		a.waited.Add(1)
+		progress := a.progress
+		a.mu.Unlock()
+		<-progress
+		a.mu.Lock()
 	}
 }
 
@@ -502,7 +529,8 @@ func (a *Archive) Stats(ctx context.Context) (Stats, error) {
 	s := Stats{
 		Hits: a.hits.Load(), Misses: a.misses.Load(), Invalid: a.invalid.Load(),
 		ReadErrors: a.readErrors.Load(), WriteErrors: a.writeErrors.Load(),
-		DroppedWrites: a.dropped.Load(), Cancelled: a.cancelled.Load(),
+		DroppedWrites: a.dropped.Load(), WaitedWrites: a.waited.Load(), WaitForRoom: a.opts.WaitForRoom,
+		Cancelled:   a.cancelled.Load(),
 		Generations: a.generations.Load(),
 	}
 	a.life.RLock()

@@ -558,6 +558,96 @@ func TestFullQueueDropsWrites(t *testing.T) {
 	})
 }
 
+// With WaitForRoom a full queue holds the generation back instead of
+// dropping its write: every tile generated ends up in the store.
+func TestWaitForRoomKeepsEveryWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFake()
+		store := newHookStore(archive.Limits{})
+		release := make(chan struct{})
+		store.set(func(h *hookStore) {
+			h.onPut = func(context.Context, archive.Record) error { <-release; return nil }
+		})
+		opts := quietOptions()
+		opts.QueueLength = 1
+		opts.WaitForRoom = true
+		a := wrap(t, src, store, opts)
+		const n = 4
+		done := make(chan error, n)
+		for i := range n {
+			req := req0
+			req.OriginX += int64(64 * i)
+			go func() {
+				_, err := a.Tile(t.Context(), req)
+				done <- err
+			}()
+		}
+		synctest.Wait()
+		// Write 1 is in the stuck Put and write 2 fills the queue: two
+		// generations wait for room, none was dropped or delivered.
+		if len(done) != 2 {
+			t.Fatalf("%d tiles delivered while the writer was stuck, want 2 (the two queued)", len(done))
+		}
+		st := stats(t, a)
+		if st.DroppedWrites != 0 || st.WaitedWrites < 2 || st.Generations != n {
+			t.Fatalf("Stats = %+v, want 0 dropped, at least 2 waits and %d generations", st, n)
+		}
+		close(release)
+		for range n {
+			if err := <-done; err != nil {
+				t.Fatalf("Tile = %v", err)
+			}
+		}
+		flush(t, a)
+		if st := stats(t, a); st.Entries != n || st.DroppedWrites != 0 {
+			t.Fatalf("after Flush: %+v, want %d entries and 0 dropped", st, n)
+		}
+	})
+}
+
+// A generation waiting for room in the queue is let go when the archive
+// closes: Close drains the queue, and the write that waited is dropped
+// as every write after Close is, never blocking its caller for good.
+func TestWaitForRoomEndsAtClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFake()
+		store := newHookStore(archive.Limits{})
+		release := make(chan struct{})
+		store.set(func(h *hookStore) {
+			h.onPut = func(context.Context, archive.Record) error { <-release; return nil }
+		})
+		opts := quietOptions()
+		opts.QueueLength = 1
+		opts.WaitForRoom = true
+		a, err := archive.Wrap(src, store, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 3)
+		for i := range 3 {
+			req := req0
+			req.OriginX += int64(64 * i)
+			go func() {
+				_, err := a.Tile(t.Context(), req)
+				done <- err
+			}()
+		}
+		synctest.Wait()
+		closed := make(chan error, 1)
+		go func() { closed <- a.Close(t.Context()) }()
+		synctest.Wait()
+		close(release)
+		for range 3 {
+			if err := <-done; err != nil {
+				t.Fatalf("Tile = %v", err)
+			}
+		}
+		if err := <-closed; err != nil {
+			t.Fatalf("Close = %v", err)
+		}
+	})
+}
+
 func TestClearPreventsRepopulation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFake()

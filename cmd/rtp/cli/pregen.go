@@ -134,7 +134,11 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 		r.Live.Budget = pregenBudget(r.Live.Budget)
 		spec.Regions[n] = r
 	}
-	e, err := engine.New(ctx, spec, engine.Options{Logger: logger, ScreenWorkers: -1, Software: Version})
+	// ArchiveAll: warming the terrain archive is half of pregen's work.
+	// Screening on every processor generates tiles faster than the
+	// archive's writer stores them, and a tile dropped from its queue
+	// would be generated again by the server that was meant to read it.
+	e, err := engine.New(ctx, spec, engine.Options{Logger: logger, ScreenWorkers: -1, ArchiveAll: true, Software: Version})
 	if err != nil {
 		return err
 	}
@@ -144,10 +148,24 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(runCtx) }()
+	var (
+		shutOnce sync.Once
+		shutErr  error
+	)
+	// shutdown stops the engine once; its shutdown writes what is left
+	// of the archives' queues.
+	shutdown := func() error {
+		shutOnce.Do(func() {
+			stop()
+			if rerr := <-done; rerr != nil {
+				shutErr = fmt.Errorf("pregen: shutdown: %w", rerr)
+			}
+		})
+		return shutErr
+	}
 	defer func() {
-		stop()
-		if rerr := <-done; rerr != nil && err == nil {
-			err = fmt.Errorf("pregen: shutdown: %w", rerr)
+		if serr := shutdown(); serr != nil && err == nil {
+			err = serr
 		}
 	}()
 
@@ -223,7 +241,32 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 			g.region, g.haveGeneral, g.general, g.haveCold, g.cold, restored[i])
 	}
 	fmt.Fprintf(stdout, "filled in %s; locations saved in %s\n", time.Since(start).Round(time.Millisecond), cfg.DatabasePath())
+	if err := shutdown(); err != nil {
+		return err
+	}
+	reportArchives(stdout, e)
 	return nil
+}
+
+// reportArchives prints, for each procedural world of e (shut down), the
+// terrain tiles its archive generated and stored, read back, and failed
+// to store.
+func reportArchives(w io.Writer, e *engine.Engine) {
+	for _, name := range e.Worlds() {
+		wd, _ := e.World(name)
+		// The counters outlive the store (closed by the shutdown, so
+		// its entries are not read); an archive without a store counts
+		// nothing.
+		st, ok, _ := wd.ArchiveStats(context.Background())
+		if !ok || st.Generations+st.Hits == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "world %s: terrain archive: %d tiles generated, %d read from the archive", name, st.Generations, st.Hits)
+		if lost := st.DroppedWrites + st.WriteErrors; lost > 0 {
+			fmt.Fprintf(w, "; %d not stored (see the log)", lost)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func generalSink(sinks []pipeline.SinkStats) *pipeline.SinkStats {

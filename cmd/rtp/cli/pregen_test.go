@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"github.com/rtpengine/rtp/pipeline"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/rtpengine/rtp/config"
 	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/pipeline"
+	"github.com/rtpengine/rtp/terrain/archive/sqlitestore"
 )
 
 // smallConfig is a configuration whose region fills in moments: a small
@@ -62,11 +64,26 @@ func statsAfterRestart(t *testing.T, path string) engine.Stats {
 	return st
 }
 
+// archiveEntries returns the tiles the archive database at path holds.
+func archiveEntries(t *testing.T, path string) int64 {
+	t.Helper()
+	s, err := sqlitestore.Open(t.Context(), path, sqlitestore.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, err := s.Stats(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Entries
+}
+
 // TestPregenRestores fills a region, then checks that the next start
 // restores the cold locations from the data directory.
 func TestPregenRestores(t *testing.T) {
 	t.Parallel()
-	path, _ := smallConfig(t, "20ms")
+	path, dataDir := smallConfig(t, "20ms")
 	out, stderr, err := run(t, "pregen", "--config", path, "--target", "20")
 	if err != nil {
 		t.Fatalf("pregen: %v\n%s", err, stderr)
@@ -80,6 +97,16 @@ func TestPregenRestores(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "pregen: 100% default general 4/4") {
 		t.Errorf("no progress on stderr: %q", stderr)
+	}
+	// Every tile generated is in the archive (two generations of one
+	// tile, racing its write, store one entry).
+	am := regexp.MustCompile(`world world: terrain archive: (\d+) tiles generated, \d+ read from the archive\n`).FindStringSubmatch(out)
+	if am == nil {
+		t.Fatalf("pregen printed no archive line without a loss: %q", out)
+	}
+	generated, _ := strconv.Atoi(am[1])
+	if entries := archiveEntries(t, filepath.Join(dataDir, "archive.db")); generated == 0 || entries == 0 || entries > int64(generated) || entries < int64(generated)*9/10 {
+		t.Fatalf("the archive holds %d tiles after pregen generated %d", entries, generated)
 	}
 
 	// The next start restores the locations as cold entries.
