@@ -125,7 +125,14 @@ func refillGate(opt, cfg int) *pacer.Gate {
 	case n == 0:
 		n = runtime.GOMAXPROCS(0) - 1
 	}
-	return pacer.New(n)
+	var pc pacer.Pacing
+	if v, err := time.ParseDuration(os.Getenv("RTP_EXP_QUANTUM")); err == nil {
+		pc.Quantum = v
+	}
+	if v, err := time.ParseDuration(os.Getenv("RTP_EXP_REST")); err == nil {
+		pc.Rest = v
+	}
+	return pacer.NewWithPacing(n, pc)
 }
 
 func (o Options) withDefaults() Options {
@@ -765,6 +772,19 @@ func (e *Engine) Locations() LocationWrites {
 		return LocationWrites{}
 	}
 	return LocationWrites(e.db.Writes())
+}
+
+// Archives returns the counters of the procedural worlds' terrain
+// archives (archive.Archive.Counters: the store's entries are not read),
+// by world name; a world without an archive is not listed.
+func (e *Engine) Archives() map[string]archive.Stats {
+	out := make(map[string]archive.Stats)
+	for name, w := range e.worlds {
+		if w.archive != nil {
+			out[name] = w.archive.Counters()
+		}
+	}
+	return out
 }
 
 // Quiet reports whether no region was asked for a place (a teleport, a

@@ -648,5 +648,8 @@ func TestArchiveAll(t *testing.T) {
 		if !st.Store || st.WaitForRoom != all {
 			t.Errorf("ArchiveAll %v: archive stats %+v, want a store and WaitForRoom %v", all, st, all)
 		}
+		if c, ok := e.Archives()[config.DefaultWorldName]; !ok || !c.Store || c.WaitForRoom != all {
+			t.Errorf("ArchiveAll %v: Archives() = %+v, want the world's archive with a store", all, e.Archives())
+		}
 	}
 }

@@ -409,6 +409,7 @@ func TestEndToEnd(t *testing.T) {
 			`rtp_memory_rejections_total{cause="safetyExternal",region="default",source="claims"}`,
 			`rtp_memory_coverage{region="default"}`,
 			`rtp_resident_reservations_open{world="world"}`,
+			`rtp_archive_generations_total{world="world"}`,
 			`rtp_teleport_latency_seconds_bucket{region="default",le="+Inf"}`,
 			`rtp_teleport_latency_seconds_count{region="default"}`,
 			`rtp_teleports_total{region="default"}`,

@@ -18,6 +18,7 @@ import (
 	"github.com/rtpengine/rtp/api"
 	"github.com/rtpengine/rtp/engine"
 	"github.com/rtpengine/rtp/geom"
+	"github.com/rtpengine/rtp/terrain/archive"
 	"github.com/rtpengine/rtp/verify/claims"
 	"github.com/rtpengine/rtp/verify/claims/sqliteclaims"
 )
@@ -154,6 +155,9 @@ func (f *fakeEngine) Stats(region string) (engine.Stats, error) {
 func (f *fakeEngine) Regions() []string { return []string{"r"} }
 func (f *fakeEngine) Locations() engine.LocationWrites {
 	return engine.LocationWrites{Pending: 3, Written: 70, Coalesced: 5, Dropped: 1, Failures: 2, Retries: 4, Failing: true}
+}
+func (f *fakeEngine) Archives() map[string]archive.Stats {
+	return map[string]archive.Stats{"w": {Hits: 11, Generations: 7, Invalid: 1, ReadErrors: 2, WriteErrors: 3, DroppedWrites: 5, PendingWrites: 4, Store: true}}
 }
 func (f *fakeEngine) Refill() engine.RefillStats {
 	return engine.RefillStats{Lanes: 1, Rests: 42, Rested: 6300 * time.Microsecond}

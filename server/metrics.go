@@ -206,6 +206,13 @@ var (
 	mLocFailures  = newDesc("rtp_location_write_failures_total", "Commits to the locations database that failed (their writes are kept and retried).", counter)
 	mLocRetries   = newDesc("rtp_location_write_retries_total", "Commits of a batch that had failed before.", counter)
 	mLocFailing   = newDesc("rtp_location_writes_failing", "1 while the last commit to the locations database failed.", gauge)
+	mArchHits     = newDesc("rtp_archive_hits_total", "Terrain tiles read from a procedural world's archive.", counter, "world")
+	mArchGens     = newDesc("rtp_archive_generations_total", "Terrain tiles generated because the archive did not hold them (or held them invalid).", counter, "world")
+	mArchInvalid  = newDesc("rtp_archive_invalid_total", "Archived tiles that failed their checks, deleted and generated again.", counter, "world")
+	mArchReadErr  = newDesc("rtp_archive_read_errors_total", "Archive reads that failed (each cost a generation).", counter, "world")
+	mArchWriteErr = newDesc("rtp_archive_write_errors_total", "Archive writes that failed.", counter, "world")
+	mArchDropped  = newDesc("rtp_archive_writes_dropped_total", "Generated tiles not archived because the archive's write queue was full.", counter, "world")
+	mArchPending  = newDesc("rtp_archive_writes_pending", "Generated tiles waiting for the archive's writer.", gauge, "world")
 	mRefillLanes  = newDesc("rtp_refill_lanes", "Units of refill work (screenings, promotions, location writes) run at once; 0: unbounded.", gauge)
 	mRefillRests  = newDesc("rtp_refill_rests_total", "Rests the refill's lanes took while requests came (pacing).", counter)
 	mRefillRested = newDesc("rtp_refill_rested_seconds_total", "Time the refill's lanes rested while requests came (pacing).", counter)
@@ -218,6 +225,7 @@ var (
 		mScreenRej, mPromoRej, mMemErrors, mForeign,
 		mMemCells, mMemBad, mMemProbation, mMemBadFrac, mMemCoverage, mMemActive, mMemProbRuns, mMemByCause, mMemRejects, mMemBytes, mMemRebuilds,
 		mResOpened, mResClosed, mResForced, mResOpen, mResHits, mResMisses, mResLoads, mResLoadErrs, mResEvictions, mResChunks, mResReserved, mResBytes, mResLoading,
+		mArchHits, mArchGens, mArchInvalid, mArchReadErr, mArchWriteErr, mArchDropped, mArchPending,
 		mClaims, mUnknownNames, mUnknownRej, mUniqueDrops, mUniqueChunks, mRefillLanes, mRefillRests, mRefillRested,
 		mLocPending, mLocWritten, mLocCoalesced, mLocDropped, mLocFailures, mLocRetries, mLocFailing,
 		mReserveFails, mHandOpen, mHandDone, mHandCancel, mHandExpired, mHandReplaced, mHandRefused, mUnclean, mDiscarded, mWorldDamaged, mWorldReadErr, mWorldTorn, mWorldChanged,
@@ -366,6 +374,15 @@ func (ec *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		emit(mResReserved, float64(r.Reserved), w)
 		emit(mResBytes, float64(r.Bytes), w)
 		emit(mResLoading, float64(r.Loading), w)
+	}
+	for w, a := range ec.e.Archives() {
+		emit(mArchHits, float64(a.Hits), w)
+		emit(mArchGens, float64(a.Generations), w)
+		emit(mArchInvalid, float64(a.Invalid), w)
+		emit(mArchReadErr, float64(a.ReadErrors), w)
+		emit(mArchWriteErr, float64(a.WriteErrors), w)
+		emit(mArchDropped, float64(a.DroppedWrites), w)
+		emit(mArchPending, float64(a.PendingWrites), w)
 	}
 	if cs, ok := ec.claims.(interface{ Len() int }); ok {
 		emit(mClaims, float64(cs.Len()))

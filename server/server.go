@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/rtpengine/rtp/engine"
+	"github.com/rtpengine/rtp/terrain/archive"
 )
 
 // Engine is what the server needs of an *engine.Engine: exactly the methods
@@ -45,6 +46,7 @@ type Engine interface {
 	Regions() []string
 	Refill() engine.RefillStats
 	Locations() engine.LocationWrites
+	Archives() map[string]archive.Stats
 	ScanReset(ctx context.Context, region string) error
 	ScanPause(region string) error
 	ScanResume(region string) error

@@ -526,22 +526,12 @@ func (a *Archive) Close(ctx context.Context) error {
 // Stats returns the archive's counters and, while it has an open store, the
 // store's retained entries and bytes. The error is the store's.
 func (a *Archive) Stats(ctx context.Context) (Stats, error) {
-	s := Stats{
-		Hits: a.hits.Load(), Misses: a.misses.Load(), Invalid: a.invalid.Load(),
-		ReadErrors: a.readErrors.Load(), WriteErrors: a.writeErrors.Load(),
-		DroppedWrites: a.dropped.Load(), WaitedWrites: a.waited.Load(), WaitForRoom: a.opts.WaitForRoom,
-		Cancelled:   a.cancelled.Load(),
-		Generations: a.generations.Load(),
-	}
 	a.life.RLock()
 	defer a.life.RUnlock()
+	s := a.countersLocked()
 	if a.closed {
 		return s, nil
 	}
-	a.mu.Lock()
-	s.PendingWrites = int64(a.queued - a.finished)
-	a.mu.Unlock()
-	s.Store = true
 	var st StoreStats
 	err := guard("Stats", func() (err error) {
 		st, err = a.store.Stats(ctx)
@@ -552,6 +542,35 @@ func (a *Archive) Stats(ctx context.Context) (Stats, error) {
 	}
 	s.Entries, s.Bytes, s.Limits = st.Entries, st.Bytes, st.Limits
 	return s, nil
+}
+
+// Counters returns what Stats does without asking the store: the
+// counters, the pending writes and whether a store is open, with Entries,
+// Bytes and Limits zero. It never blocks on the store, for callers that
+// read it often (a metrics scrape).
+func (a *Archive) Counters() Stats {
+	a.life.RLock()
+	defer a.life.RUnlock()
+	return a.countersLocked()
+}
+
+// countersLocked is Counters, with life read-held.
+func (a *Archive) countersLocked() Stats {
+	s := Stats{
+		Hits: a.hits.Load(), Misses: a.misses.Load(), Invalid: a.invalid.Load(),
+		ReadErrors: a.readErrors.Load(), WriteErrors: a.writeErrors.Load(),
+		DroppedWrites: a.dropped.Load(), WaitedWrites: a.waited.Load(), WaitForRoom: a.opts.WaitForRoom,
+		Cancelled:   a.cancelled.Load(),
+		Generations: a.generations.Load(),
+	}
+	if a.closed {
+		return s
+	}
+	a.mu.Lock()
+	s.PendingWrites = int64(a.queued - a.finished)
+	a.mu.Unlock()
+	s.Store = true
+	return s
 }
 
 // warn logs a storage problem, at most once per LogInterval; the lines

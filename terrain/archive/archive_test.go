@@ -1184,3 +1184,31 @@ func ExampleWrap() {
 	fmt.Println(st.Hits, st.Misses, st.Generations)
 	// Output: 1 1 1
 }
+
+// Counters reports what Stats does without the store's figures, and
+// reports the store gone once the archive is closed.
+func TestCounters(t *testing.T) {
+	src := newFake()
+	store := memstore.New(archive.Limits{})
+	a, err := archive.Wrap(src, store, quietOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tileOK(t, a, req0)
+	flush(t, a) // archived: the next request is a hit
+	tileOK(t, a, req0)
+	st := stats(t, a)
+	c := a.Counters()
+	if c.Generations != 1 || c.Hits != 1 || !c.Store || c.Entries != 0 || c.Bytes != 0 {
+		t.Fatalf("Counters = %+v, want 1 generation, 1 hit, a store and no entries read", c)
+	}
+	if c.Generations != st.Generations || c.Hits != st.Hits || c.PendingWrites != st.PendingWrites || st.Entries != 1 {
+		t.Fatalf("Counters %+v disagree with Stats %+v", c, st)
+	}
+	if err := a.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if c := a.Counters(); c.Store || c.Generations != 1 {
+		t.Fatalf("Counters after Close = %+v, want no store and the counts kept", c)
+	}
+}
