@@ -631,25 +631,15 @@ func TestDrawEagerlyWithoutGate(t *testing.T) {
 
 // TestArchiveAll: Options.ArchiveAll gives the procedural world's terrain
 // archive a queue that waits for room instead of dropping writes, and
-// only then (World.ArchiveStats reports which).
+// only then (Engine.Archives reports which).
 func TestArchiveAll(t *testing.T) {
 	for _, all := range []bool{true, false} {
 		cfg := testConfig(t)
 		cfg.Archive.Path = filepath.Join(t.TempDir(), "archive.db")
 		e := newEngineOpts(t, cfg, engine.Options{ArchiveAll: all})
-		w, ok := e.World(config.DefaultWorldName)
-		if !ok {
-			t.Fatalf("no world %q", config.DefaultWorldName)
-		}
-		st, ok, err := w.ArchiveStats(t.Context())
-		if err != nil || !ok {
-			t.Fatalf("ArchiveStats = %+v, %v, %v", st, ok, err)
-		}
-		if !st.Store || st.WaitForRoom != all {
-			t.Errorf("ArchiveAll %v: archive stats %+v, want a store and WaitForRoom %v", all, st, all)
-		}
-		if c, ok := e.Archives()[config.DefaultWorldName]; !ok || !c.Store || c.WaitForRoom != all {
-			t.Errorf("ArchiveAll %v: Archives() = %+v, want the world's archive with a store", all, e.Archives())
+		st, ok := e.Archives()[config.DefaultWorldName]
+		if !ok || !st.Store || st.WaitForRoom != all {
+			t.Errorf("ArchiveAll %v: Archives() = %+v, want world %q's archive with a store and WaitForRoom %v", all, e.Archives(), config.DefaultWorldName, all)
 		}
 	}
 }

@@ -1,14 +1,12 @@
 package engine
 
 import (
-	"context"
 	"slices"
 	"time"
 
 	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/safety"
 	"github.com/rtpengine/rtp/terrain"
-	"github.com/rtpengine/rtp/terrain/archive"
 	"github.com/rtpengine/rtp/world"
 	"github.com/rtpengine/rtp/world/anvil"
 	"github.com/rtpengine/rtp/world/procworld"
@@ -72,18 +70,6 @@ func (w World) Terrain() terrain.Source {
 		return nil
 	}
 	return w.w.archive
-}
-
-// ArchiveStats returns the counters of a procedural world's terrain
-// archive and the entries its store holds; ok is false for a world
-// without one (a Minecraft world, an embedder's). The error is the
-// store's; the counters are set even then.
-func (w World) ArchiveStats(ctx context.Context) (st archive.Stats, ok bool, err error) {
-	if w.w.archive == nil {
-		return archive.Stats{}, false, nil
-	}
-	st, err = w.w.archive.Stats(ctx)
-	return st, true, err
 }
 
 // Height returns the world's build height, minY <= y < maxY: the

@@ -528,21 +528,45 @@ func TestFlushHonoursCtx(t *testing.T) {
 	})
 }
 
+// stuckPuts returns a store whose Puts wait until release is closed.
+func stuckPuts() (store *hookStore, release chan struct{}) {
+	store = newHookStore(archive.Limits{})
+	release = make(chan struct{})
+	store.set(func(h *hookStore) {
+		h.onPut = func(context.Context, archive.Record) error { <-release; return nil }
+	})
+	return store, release
+}
+
+// nthRequest returns req0 moved i tiles east: a distinct tile for each i.
+func nthRequest(i int) terrain.Request {
+	req := req0
+	req.OriginX += int64(64 * i)
+	return req
+}
+
+// requestTiles asks a for the first n tiles of nthRequest, each on a
+// goroutine of its own, and returns the channel their errors arrive on.
+func requestTiles(t *testing.T, a *archive.Archive, n int) <-chan error {
+	done := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := a.Tile(t.Context(), nthRequest(i))
+			done <- err
+		}()
+	}
+	return done
+}
+
 func TestFullQueueDropsWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFake()
-		store := newHookStore(archive.Limits{})
-		release := make(chan struct{})
-		store.set(func(h *hookStore) {
-			h.onPut = func(context.Context, archive.Record) error { <-release; return nil }
-		})
+		store, release := stuckPuts()
 		opts := quietOptions()
 		opts.QueueLength = 1
 		a := wrap(t, src, store, opts)
 		for i := range 4 {
-			req := req0
-			req.OriginX += int64(64 * i)
-			tileOK(t, a, req)
+			tileOK(t, a, nthRequest(i))
 			synctest.Wait() // the writer has taken what it can
 		}
 		// Write 1 is in the stuck Put, write 2 waits in the queue, 3 and 4 were dropped.
@@ -563,25 +587,13 @@ func TestFullQueueDropsWrites(t *testing.T) {
 func TestWaitForRoomKeepsEveryWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFake()
-		store := newHookStore(archive.Limits{})
-		release := make(chan struct{})
-		store.set(func(h *hookStore) {
-			h.onPut = func(context.Context, archive.Record) error { <-release; return nil }
-		})
+		store, release := stuckPuts()
 		opts := quietOptions()
 		opts.QueueLength = 1
 		opts.WaitForRoom = true
 		a := wrap(t, src, store, opts)
 		const n = 4
-		done := make(chan error, n)
-		for i := range n {
-			req := req0
-			req.OriginX += int64(64 * i)
-			go func() {
-				_, err := a.Tile(t.Context(), req)
-				done <- err
-			}()
-		}
+		done := requestTiles(t, a, n)
 		synctest.Wait()
 		// Write 1 is in the stuck Put and write 2 fills the queue: two
 		// generations wait for room, none was dropped or delivered.
@@ -611,11 +623,7 @@ func TestWaitForRoomKeepsEveryWrite(t *testing.T) {
 func TestWaitForRoomEndsAtClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFake()
-		store := newHookStore(archive.Limits{})
-		release := make(chan struct{})
-		store.set(func(h *hookStore) {
-			h.onPut = func(context.Context, archive.Record) error { <-release; return nil }
-		})
+		store, release := stuckPuts()
 		opts := quietOptions()
 		opts.QueueLength = 1
 		opts.WaitForRoom = true
@@ -623,15 +631,7 @@ func TestWaitForRoomEndsAtClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 3)
-		for i := range 3 {
-			req := req0
-			req.OriginX += int64(64 * i)
-			go func() {
-				_, err := a.Tile(t.Context(), req)
-				done <- err
-			}()
-		}
+		done := requestTiles(t, a, 3)
 		synctest.Wait()
 		closed := make(chan error, 1)
 		go func() { closed <- a.Close(t.Context()) }()

@@ -249,15 +249,13 @@ func runPregen(ctx context.Context, o *pregenOptions, stdout, stderr io.Writer) 
 }
 
 // reportArchives prints, for each procedural world of e (shut down), the
-// terrain tiles its archive generated and stored, read back, and failed
-// to store.
+// terrain tiles its archive generated, read back, and failed to store.
 func reportArchives(w io.Writer, e *engine.Engine) {
+	archives := e.Archives()
 	for _, name := range e.Worlds() {
-		wd, _ := e.World(name)
-		// The counters outlive the store (closed by the shutdown, so
-		// its entries are not read); an archive without a store counts
-		// nothing.
-		st, ok, _ := wd.ArchiveStats(context.Background())
+		// The counters outlive the store, closed by the shutdown; an
+		// archive that never had one counts nothing.
+		st, ok := archives[name]
 		if !ok || st.Generations+st.Hits == 0 {
 			continue
 		}
