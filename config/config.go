@@ -266,12 +266,13 @@ type World struct {
 	// minecraft). It must stay inside Path. Default "": the dimension's
 	// folder, in the save's layout (see anvil.Options.RegionDir).
 	RegionDir string `yaml:"region_dir"`
-	// TileCache is how many terrain tiles (64 x 64 blocks, about 36 KiB
-	// each) a procedural world keeps decoded in memory, least recently
-	// used out first, so that a chunk of a tile read lately costs no
-	// archive read. Kind procedural only, in [1, MaxTileCache]. Default
-	// DefaultTileCache (64, about 2.3 MiB); 4096 (about 150 MiB) holds a
-	// region of radius 2048 whole. It is not part of what the world
+	// TileCache is how many terrain tiles (64 x 64 blocks, about 21 KiB
+	// each, 13 KiB where no water lies) a procedural world keeps decoded
+	// in memory, least recently used out first, so that a chunk of a tile
+	// read lately costs no archive read. Kind procedural only, in [1,
+	// MaxTileCache]. Default DefaultTileCache (64, at most 1.3 MiB); 4096
+	// (about 60 MiB in an ordinary region) holds a region of radius 2048
+	// whole. It is not part of what the world
 	// holds, so it stays out of the world's JSON form, from which the
 	// engine derives the key of the locations it keeps across restarts.
 	TileCache int `yaml:"tile_cache" json:"-"`

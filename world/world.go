@@ -169,18 +169,19 @@ func IsFluidName(state string) bool {
 // NoTop is Column.Top for a column with no block at all (a void column).
 const NoTop = -1 << 15
 
-// Column summarises one block column for landing checks.
+// Column summarises one block column for landing checks. Its fields are
+// ordered for size (20 bytes, not 24): a resident chunk holds 256 of them.
 type Column struct {
-	// Top is the y of the highest block that is not air (for Minecraft
-	// sources: the MOTION_BLOCKING heightmap's block, so leaves and fluids
-	// count and tall grass does not), or NoTop.
-	Top int16
 	// Ground is the block at Top; Above the blocks at Top+1 and Top+2 (Air
 	// above the build limit).
 	Ground BlockID
 	Above  [2]BlockID
 	// Biome is the biome at Top.
 	Biome BiomeID
+	// Top is the y of the highest block that is not air (for Minecraft
+	// sources: the MOTION_BLOCKING heightmap's block, so leaves and fluids
+	// count and tall grass does not), or NoTop.
+	Top int16
 	// Fluid reports a fluid on top: Ground is water, lava or a waterlogged
 	// block (IsFluid), so the solid ground, if any, lies below Top.
 	Fluid bool
@@ -214,7 +215,7 @@ type Chunk struct {
 	// Columns are indexed z*16 + x in chunk-local coordinates. They come
 	// last, after every pointer: the garbage collector scans an object
 	// only up to its last pointer, and a server keeps thousands of chunks
-	// resident, 6 KiB of columns each.
+	// resident, 5 KiB of columns each.
 	Columns [ChunkSize * ChunkSize]Column
 }
 

@@ -96,7 +96,7 @@ func (p *profile) set(ls ...layer) {
 // holds no pointer after the chunk's head: the garbage collector scans an
 // object up to its last pointer, and a server keeps thousands of loaded
 // chunks resident (every hot place holds one), so a pointer behind the
-// 6 KiB of columns and 3.5 KiB of profiles would have it scan them all
+// 5 KiB of columns and 3.5 KiB of profiles would have it scan them all
 // in every cycle.
 type loaded struct {
 	chunk world.Chunk

@@ -7,7 +7,6 @@ import (
 
 	"github.com/rtpengine/rtp/internal/flight"
 	"github.com/rtpengine/rtp/internal/lru"
-	"github.com/rtpengine/rtp/terrain"
 )
 
 // tileKey is a tile's index on the world's tile grid: its origin divided by
@@ -25,23 +24,23 @@ type tileKey struct{ x, z int64 }
 //
 // The zero value is not usable; see newTileCache. Safe for concurrent use.
 type tileCache struct {
-	load     func(ctx context.Context, k tileKey) (*terrain.Tile, error)
+	load     func(ctx context.Context, k tileKey) (*grid, error)
 	capacity int
-	flights  flight.Group[tileKey, *terrain.Tile]
+	flights  flight.Group[tileKey, *grid]
 
 	hits, loads, shared atomic.Int64
 
 	mu  sync.Mutex // protects the following field
-	lru lru.Map[tileKey, *terrain.Tile]
+	lru lru.Map[tileKey, *grid]
 }
 
-func newTileCache(capacity int, load func(context.Context, tileKey) (*terrain.Tile, error)) *tileCache {
+func newTileCache(capacity int, load func(context.Context, tileKey) (*grid, error)) *tileCache {
 	return &tileCache{load: load, capacity: max(capacity, 1)}
 }
 
 // get returns the tile for k, loading it at most once among concurrent
 // callers. It returns ctx.Err() when ctx ends first.
-func (c *tileCache) get(ctx context.Context, k tileKey) (*terrain.Tile, error) {
+func (c *tileCache) get(ctx context.Context, k tileKey) (*grid, error) {
 	c.mu.Lock()
 	t, ok := c.lru.Get(k)
 	c.mu.Unlock()
@@ -49,7 +48,7 @@ func (c *tileCache) get(ctx context.Context, k tileKey) (*terrain.Tile, error) {
 		c.hits.Add(1)
 		return t, nil
 	}
-	t, joined, err := c.flights.Do(ctx, k, func(ctx context.Context) (*terrain.Tile, error) {
+	t, joined, err := c.flights.Do(ctx, k, func(ctx context.Context) (*grid, error) {
 		c.loads.Add(1)
 		t, err := c.load(ctx, k)
 		if err == nil {

@@ -43,7 +43,8 @@ type Options struct {
 	TileSize int
 	// CacheTiles bounds how many recently used tiles the World keeps in
 	// memory so neighbouring chunks do not read the archive again. A tile
-	// of size T holds about 9*T*T bytes (36 KiB at 64). Default (0):
+	// of size T holds about 5*T*T bytes (21 KiB at 64), 3*T*T (13 KiB)
+	// where no water lies on it. Default (0):
 	// DefaultCacheTiles.
 	CacheTiles int
 }
@@ -146,9 +147,10 @@ func (w *World) request(k tileKey) terrain.Request {
 	}
 }
 
-// loadTile asks the source for tile k and checks what it returns, so a
-// faulty source cannot make chunk building index out of range.
-func (w *World) loadTile(ctx context.Context, k tileKey) (*terrain.Tile, error) {
+// loadTile asks the source for tile k, checks what it returns, so a
+// faulty source cannot make chunk building index out of range, and keeps
+// its grid.
+func (w *World) loadTile(ctx context.Context, k tileKey) (*grid, error) {
 	req := w.request(k)
 	t, err := w.src.Tile(ctx, req)
 	if err != nil {
@@ -160,7 +162,7 @@ func (w *World) loadTile(ctx context.Context, k tileKey) (*terrain.Tile, error) 
 	if err := t.Validate(req); err != nil {
 		return nil, fmt.Errorf("procworld: %v from %v: %w", req, w.src.Producer(), err)
 	}
-	return t, nil
+	return newGrid(t), nil
 }
 
 // Load implements world.Source: the chunk's column summaries and a
@@ -194,7 +196,7 @@ func (w *World) Summary(ctx context.Context, pos geom.Chunk) (*world.Chunk, erro
 	return c, nil
 }
 
-func (w *World) tile(ctx context.Context, pos geom.Chunk) (*terrain.Tile, error) {
+func (w *World) tile(ctx context.Context, pos geom.Chunk) (*grid, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
