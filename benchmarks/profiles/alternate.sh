@@ -27,9 +27,11 @@ SNAPSHOT=${SNAPSHOT:-}
 
 # wait_listening waits for a server's "listening on http://ADDR" line in
 # its log and prints ADDR (both servers listen on port 0: any free port).
+# It waits for the address itself, not the words: a line read while the
+# server is still writing it holds no address yet.
 wait_listening() { # log file
 	i=0
-	until grep -q "listening on" "$1" 2>/dev/null; do
+	until addr=$(sed -n 's|.*listening on http://\([^ ]*\).*|\1|p' "$1" 2>/dev/null | head -n 1) && [ -n "$addr" ]; do
 		i=$((i + 1))
 		if [ "$i" -gt 600 ]; then
 			echo "alternate: server did not start; see $1" >&2
@@ -37,7 +39,7 @@ wait_listening() { # log file
 		fi
 		sleep 0.2
 	done
-	sed -n 's|.*listening on http://\([^ ]*\).*|\1|p' "$1" | head -n 1
+	echo "$addr"
 }
 
 run() { # name addr
