@@ -582,15 +582,22 @@ func TestFullQueueDropsWrites(t *testing.T) {
 	})
 }
 
+// waitForRoomOptions are quiet options with WaitForRoom set and a queue
+// of one write, so that a second write fills it.
+func waitForRoomOptions() archive.Options {
+	opts := quietOptions()
+	opts.QueueLength = 1
+	opts.WaitForRoom = true
+	return opts
+}
+
 // With WaitForRoom a full queue holds the generation back instead of
 // dropping its write: every tile generated ends up in the store.
 func TestWaitForRoomKeepsEveryWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFake()
 		store, release := stuckPuts()
-		opts := quietOptions()
-		opts.QueueLength = 1
-		opts.WaitForRoom = true
+		opts := waitForRoomOptions()
 		a := wrap(t, src, store, opts)
 		const n = 4
 		done := requestTiles(t, a, n)
@@ -624,9 +631,7 @@ func TestWaitForRoomEndsAtClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFake()
 		store, release := stuckPuts()
-		opts := quietOptions()
-		opts.QueueLength = 1
-		opts.WaitForRoom = true
+		opts := waitForRoomOptions()
 		a, err := archive.Wrap(src, store, opts)
 		if err != nil {
 			t.Fatal(err)
