@@ -62,6 +62,9 @@ func (p *Pipeline) SetBudget(b Budget) error {
 	p.refillMu.Lock()
 	p.opts.Budget = b
 	p.refillMu.Unlock()
+	if p.kicked.Load() {
+		p.kick() // one that found refillMu held meanwhile
+	}
 	return nil
 }
 
@@ -215,10 +218,15 @@ func (p *Pipeline) pulse() error {
 	budget = p.transferGroups(now, budget)
 	p.trim(now, budget)
 
-	// 6. Refill.
+	// 6. Refill. A kick that came while this round held refillMu left its
+	// round to this holder (see kick): run it now, or a short sink would
+	// wait for the next pulse.
 	p.refillMu.Lock()
 	p.refill(true)
 	p.refillMu.Unlock()
+	if p.kicked.Load() {
+		p.kick()
+	}
 
 	// 7. Feed.
 	p.feed()
