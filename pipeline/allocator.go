@@ -59,12 +59,7 @@ func (p *Pipeline) SetBudget(b Budget) error {
 	if p.closed.Load() {
 		return ErrClosed
 	}
-	p.refillMu.Lock()
-	p.opts.Budget = b
-	p.refillMu.Unlock()
-	if p.kicked.Load() {
-		p.kick() // one that found refillMu held meanwhile
-	}
+	p.underRefill(func() { p.opts.Budget = b })
 	return nil
 }
 
@@ -218,15 +213,8 @@ func (p *Pipeline) pulse() error {
 	budget = p.transferGroups(now, budget)
 	p.trim(now, budget)
 
-	// 6. Refill. A kick that came while this round held refillMu left its
-	// round to this holder (see kick): run it now, or a short sink would
-	// wait for the next pulse.
-	p.refillMu.Lock()
-	p.refill(true)
-	p.refillMu.Unlock()
-	if p.kicked.Load() {
-		p.kick()
-	}
+	// 6. Refill.
+	p.underRefill(func() { p.refill(true) })
 
 	// 7. Feed.
 	p.feed()
@@ -409,6 +397,18 @@ func (p *Pipeline) kick() {
 			p.refill(false)
 		}
 		p.refillMu.Unlock()
+	}
+}
+
+// underRefill runs f holding refillMu, then the round of any kick that
+// found refillMu held meanwhile: kick leaves its round to the holder, so
+// without it a short sink would wait for the next pulse.
+func (p *Pipeline) underRefill(f func()) {
+	p.refillMu.Lock()
+	f()
+	p.refillMu.Unlock()
+	if p.kicked.Load() {
+		p.kick()
 	}
 }
 
