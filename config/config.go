@@ -272,7 +272,9 @@ type World struct {
 	// read lately costs no archive read. Kind procedural only, in [1,
 	// MaxTileCache]. Default DefaultTileCache (64, at most 1.3 MiB); 4096
 	// (about 60 MiB in an ordinary region) holds a region of radius 2048
-	// whole. It is not part of what the world
+	// whole. A ready place's chunk derives its columns from its tile, so
+	// it keeps that tile in memory while it is ready, cached here or not.
+	// It is not part of what the world
 	// holds, so it stays out of the world's JSON form, from which the
 	// engine derives the key of the locations it keeps across restarts.
 	TileCache int `yaml:"tile_cache" json:"-"`

@@ -22,7 +22,7 @@ func (flatWorld) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, error)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ch := &world.Chunk{Pos: pos, MinY: -64, MaxY: 320}
+	ch := world.NewChunk(pos, -64, 320)
 	for i := range ch.Columns {
 		ch.Columns[i] = world.Column{Top: 64, Ground: world.Block("minecraft:grass_block[snowy=false]")}
 	}

@@ -165,7 +165,7 @@ func (w *switchWorld) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, e
 	if !w.generated.Load() {
 		return nil, &world.PosError{Pos: pos, Err: world.ErrUngenerated}
 	}
-	ch := &world.Chunk{Pos: pos, MinY: -64, MaxY: 320}
+	ch := world.NewChunk(pos, -64, 320)
 	for i := range ch.Columns {
 		ch.Columns[i] = world.Column{Top: 64, Ground: world.Block("minecraft:grass_block[snowy=false]")}
 	}

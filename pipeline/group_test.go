@@ -300,7 +300,7 @@ func TestSubsumptionNeverAuthorizesARejectedTransfer(t *testing.T) {
 		for z := range 16 {
 			for x := range 16 {
 				if (x+1)%3 != 0 || (z+1)%3 != 0 {
-					c.Column(x, z).Ground = lava
+					c.Columns[z*world.ChunkSize+x].Ground = lava
 				}
 			}
 		}

@@ -44,7 +44,7 @@ func mixed(pos geom.Chunk) (world.BlockID, world.BiomeID, int16) {
 
 func makeChunk(pos geom.Chunk, tr terrain) *world.Chunk {
 	g, b, top := tr(pos)
-	c := &world.Chunk{Pos: pos, MinY: -64, MaxY: 320}
+	c := world.NewChunk(pos, -64, 320)
 	for i := range c.Columns {
 		c.Columns[i] = world.Column{Top: top, Ground: g, Above: [2]world.BlockID{world.Air, world.Air}, Biome: b}
 	}

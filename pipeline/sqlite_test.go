@@ -19,7 +19,7 @@ type grassland struct{}
 var grass = world.Block("minecraft:grass_block")
 
 func grassChunk(pos geom.Chunk) *world.Chunk {
-	c := &world.Chunk{Pos: pos, MinY: -64, MaxY: 320}
+	c := world.NewChunk(pos, -64, 320)
 	for i := range c.Columns {
 		c.Columns[i] = world.Column{Top: 70, Ground: grass, Biome: world.Biome("minecraft:plains")}
 	}

@@ -518,10 +518,10 @@ func (k *Checker) CheckColumn(c *world.Chunk, x, z int) (Result, bool) {
 			return r, false
 		}
 		r.Y, r.Ground = int(col.Top)+1, col.Ground
-		r.Reason = k.surface(t, c, col, x, z, lo, hi)
+		r.Reason = k.surface(t, c, &col, x, z, lo, hi)
 	case stratFixed:
 		r.Y = k.c.fixedY
-		r.Ground, r.Reason = k.fixed(t, c, col, x, z, lo, hi)
+		r.Ground, r.Reason = k.fixed(t, c, &col, x, z, lo, hi)
 	default:
 		if c.Blocks == nil {
 			r.Reason = NoBlockData

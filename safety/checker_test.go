@@ -51,7 +51,8 @@ var (
 // newChunk returns a chunk of void columns with block data.
 func newChunk(pos geom.Chunk, minY, maxY int) (*world.Chunk, *grid) {
 	g := &grid{minY: minY}
-	c := &world.Chunk{Pos: pos, MinY: int32(minY), MaxY: int32(maxY), Blocks: g}
+	c := world.NewChunk(pos, int32(minY), int32(maxY))
+	c.Blocks = g
 	for i := range c.Columns {
 		c.Columns[i] = world.Column{Top: world.NoTop, Biome: plains}
 	}
@@ -63,7 +64,7 @@ func newChunk(pos geom.Chunk, minY, maxY int) (*world.Chunk, *grid) {
 // MOTION_BLOCKING heightmap would have it).
 func setColumn(c *world.Chunk, g *grid, x, z int, biome world.BiomeID, blocks ...world.BlockID) {
 	g.cols[z*world.ChunkSize+x] = blocks
-	col := c.Column(x, z)
+	col := &c.Columns[z*world.ChunkSize+x]
 	*col = world.Column{Top: world.NoTop, Biome: biome}
 	for i := len(blocks) - 1; i >= 0; i-- {
 		if b := blocks[i]; !b.IsAir() && b != shortGrass {
@@ -89,7 +90,7 @@ func surfaceChunk(ground world.BlockID, above ...world.BlockID) *world.Chunk {
 	for z := range world.ChunkSize {
 		for x := range world.ChunkSize {
 			setColumn(c, g, x, z, plains, col...)
-			*c.Column(x, z) = world.Column{Top: 63, Ground: ground, Above: [2]world.BlockID{
+			c.Columns[z*world.ChunkSize+x] = world.Column{Top: 63, Ground: ground, Above: [2]world.BlockID{
 				g.Block(x, 64, z), g.Block(x, 65, z)}, Biome: plains}
 		}
 	}
@@ -652,8 +653,7 @@ func TestScreen(t *testing.T) {
 	k := mustNew(t, safety.Rules{})
 	c := surfaceChunk(lava, air, air)
 	safeCol := func(x, z int) {
-		col := c.Column(x, z)
-		col.Ground = grassBlock
+		c.Columns[z*world.ChunkSize+x].Ground = grassBlock
 	}
 	safeCol(0, 0)
 	safeCol(8, 8)
@@ -871,7 +871,7 @@ func BenchmarkAccepts(b *testing.B) {
 func BenchmarkScreen(b *testing.B) {
 	k := mustNew(b, safety.Rules{})
 	c := surfaceChunk(lava, air, air)
-	c.Column(0, 0).Ground = grassBlock // the last column tried but one
+	c.Columns[0].Ground = grassBlock // the last column tried but one
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, _, _, ok := k.Screen(c); !ok {

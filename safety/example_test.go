@@ -25,7 +25,7 @@ biomes:
 		panic(err)
 	}
 
-	c := &world.Chunk{Pos: geom.Chunk{X: 1, Z: 2}, MinY: -64, MaxY: 320}
+	c := world.NewChunk(geom.Chunk{X: 1, Z: 2}, -64, 320)
 	for i := range c.Columns {
 		c.Columns[i] = world.Column{
 			Top:    70,
@@ -34,7 +34,7 @@ biomes:
 			Biome:  world.Biome("minecraft:plains"),
 		}
 	}
-	c.Column(3, 4).Ground = world.Block("mymod:acid")
+	c.Columns[4*world.ChunkSize+3].Ground = world.Block("mymod:acid")
 
 	r, ok := k.CheckColumn(c, 3, 4)
 	fmt.Println(ok, r.Reason, r.Cause())

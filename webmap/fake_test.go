@@ -121,11 +121,11 @@ func (f *fakeBackend) Summary(ctx context.Context, w string, c geom.Chunk) (*wor
 	if v, ok := f.chunks.Load(c); ok {
 		return v.(*world.Chunk), nil
 	}
-	ch := &world.Chunk{Pos: c, MinY: -64, MaxY: 320}
+	ch := world.NewChunk(c, -64, 320)
 	o := c.Origin()
 	for z := range world.ChunkSize {
 		for x := range world.ChunkSize {
-			col := ch.Column(x, z)
+			col := &ch.Columns[z*world.ChunkSize+x]
 			col.Top = height(o.X+int64(x), o.Z+int64(z)) + int16(ep)
 			col.Ground, col.Biome = f.grass, f.plains
 			if col.Top < 62 {

@@ -162,17 +162,24 @@ func (o ResidentOptions) withDefaults() ResidentOptions {
 	return o
 }
 
-// Sizer is implemented by a BlockReader that knows how much memory it
-// holds, so the resident store's byte budget can count it.
+// Sizer is implemented by a BlockReader or ColumnReader that knows how
+// much memory it holds, so the resident store's byte budget can count it.
 type Sizer interface {
 	MemSize() int64
 }
 
-// MemSize estimates the memory c holds: the chunk with its column
-// summaries, plus its block data when Blocks implements Sizer.
+// MemSize estimates the memory c holds: the chunk with its stored column
+// summaries, plus its block data and its column reader where they
+// implement Sizer (once when they are one value).
 func (c *Chunk) MemSize() int64 {
 	n := int64(unsafe.Sizeof(*c))
+	if c.Columns != nil {
+		n += int64(unsafe.Sizeof(*c.Columns))
+	}
 	if s, ok := c.Blocks.(Sizer); ok {
+		n += s.MemSize()
+	}
+	if s, ok := c.Summaries.(Sizer); ok && (c.Blocks == nil || any(c.Blocks) != any(c.Summaries)) {
 		n += s.MemSize()
 	}
 	return n

@@ -193,6 +193,13 @@ const ChunkSize = geom.ChunkSize
 // Chunk is one loaded chunk: its column summaries and, where the source
 // has them, full blocks for vertical searches (a nether-like roof).
 //
+// A chunk either stores its summaries (Columns, as NewChunk makes them) or
+// derives each on demand (Summaries): a procedural world keeps its terrain
+// in memory anyway, and a chunk that only points at it costs a few hundred
+// bytes instead of 5 KiB of summaries and as much of block profiles. A
+// server keeps a chunk resident for every ready place, thousands of them.
+// Read summaries through Column, which serves both.
+//
 // A Chunk is immutable once returned by a Source and safe for concurrent
 // reads.
 type Chunk struct {
@@ -212,15 +219,64 @@ type Chunk struct {
 	// chunk, or nil for the newest (sources without versions, such as the
 	// procedural world).
 	Data *blockdata.Table
-	// Columns are indexed z*16 + x in chunk-local coordinates. They come
-	// last, after every pointer: the garbage collector scans an object
-	// only up to its last pointer, and a server keeps thousands of chunks
-	// resident, 5 KiB of columns each.
-	Columns [ChunkSize * ChunkSize]Column
+	// Columns holds the stored column summaries, indexed z*16 + x in
+	// chunk-local coordinates, or is nil when Summaries derives them.
+	Columns *[ChunkSize * ChunkSize]Column
+	// Summaries derives the column summaries of a chunk that does not
+	// store them; it is used only when Columns is nil. It must give the
+	// same summary for a column every time.
+	Summaries ColumnReader
 }
 
-// Column returns the summary of local column (x, z), 0 <= x, z < 16.
-func (c *Chunk) Column(x, z int) *Column { return &c.Columns[z*ChunkSize+x] }
+// ColumnReader derives column summaries: the summary of chunk-local
+// column (x, z), 0 <= x, z < 16.
+type ColumnReader interface {
+	Column(x, z int) Column
+}
+
+// stored is a chunk and its column summaries in one allocation.
+type stored struct {
+	chunk Chunk
+	cols  [ChunkSize * ChunkSize]Column
+}
+
+// NewChunk returns a chunk at pos with build height minY..maxY that
+// stores its column summaries (Columns), all zero, for the caller to
+// fill. The chunk and its summaries are one allocation.
+func NewChunk(pos geom.Chunk, minY, maxY int32) *Chunk {
+	s := new(stored)
+	s.chunk = Chunk{Pos: pos, MinY: minY, MaxY: maxY, Columns: &s.cols}
+	return &s.chunk
+}
+
+// Column returns the summary of local column (x, z), 0 <= x, z < 16: the
+// stored one, or the one Summaries derives. A chunk with neither has zero
+// summaries.
+func (c *Chunk) Column(x, z int) Column {
+	if c.Columns != nil {
+		return c.Columns[z*ChunkSize+x]
+	}
+	if c.Summaries != nil {
+		return c.Summaries.Column(x, z)
+	}
+	return Column{}
+}
+
+// AllColumns returns every column summary of c, indexed z*16 + x: a copy,
+// whether c stores them or derives them.
+func (c *Chunk) AllColumns() *[ChunkSize * ChunkSize]Column {
+	all := new([ChunkSize * ChunkSize]Column)
+	if c.Columns != nil {
+		*all = *c.Columns
+		return all
+	}
+	for z := range ChunkSize {
+		for x := range ChunkSize {
+			all[z*ChunkSize+x] = c.Column(x, z)
+		}
+	}
+	return all
+}
 
 // BlockReader gives the block at chunk-local x, z (0..15) and world y.
 // Outside the build height it returns Air.

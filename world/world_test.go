@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+
+	"github.com/rtpengine/rtp/geom"
 )
 
 func TestInterner(t *testing.T) {
@@ -115,21 +117,60 @@ func TestIsFluidConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-// TestChunkPointersFirst pins the field order of Chunk: the garbage
-// collector scans an object up to its last pointer, so every field from
-// Columns on must be free of pointers, or each resident chunk costs the
-// collector 16 KiB of scanning per cycle.
-func TestChunkPointersFirst(t *testing.T) {
-	typ := reflect.TypeFor[Chunk]()
-	cols, _ := typ.FieldByName("Columns")
+// TestStoredPointersFirst pins the layout of a chunk NewChunk makes: the
+// garbage collector scans an object up to its last pointer, so the 5 KiB
+// of column summaries must come after every pointer of the chunk's head
+// and hold none, or each stored chunk costs the collector that much
+// scanning per cycle.
+func TestStoredPointersFirst(t *testing.T) {
+	typ := reflect.TypeFor[stored]()
+	cols, _ := typ.FieldByName("cols")
 	for i := range typ.NumField() {
 		f := typ.Field(i)
 		if f.Offset >= cols.Offset && hasPointers(f.Type) {
-			t.Errorf("Chunk.%s (offset %d) holds pointers and comes at or after Columns (offset %d)", f.Name, f.Offset, cols.Offset)
+			t.Errorf("stored.%s (offset %d) holds pointers and comes at or after the columns (offset %d)", f.Name, f.Offset, cols.Offset)
 		}
 	}
 	if cols.Offset == 0 {
-		t.Errorf("Columns is the first field; the pointer fields must come before it")
+		t.Errorf("the columns are the first field; the chunk's head must come before them")
+	}
+	c := NewChunk(geom.Chunk{X: 3, Z: -4}, -64, 320)
+	if c.Columns == nil || c.Pos != (geom.Chunk{X: 3, Z: -4}) || c.MinY != -64 || c.MaxY != 320 {
+		t.Fatalf("NewChunk = %+v", c)
+	}
+	c.Columns[5*ChunkSize+2].Top = 70
+	if got := c.Column(2, 5).Top; got != 70 {
+		t.Errorf("Column(2, 5).Top = %d after storing 70", got)
+	}
+	if got := c.AllColumns()[5*ChunkSize+2].Top; got != 70 {
+		t.Errorf("AllColumns()[82].Top = %d after storing 70", got)
+	}
+}
+
+// derivedColumns is a ColumnReader whose top is x + 16*z.
+type derivedColumns struct{}
+
+func (derivedColumns) Column(x, z int) Column { return Column{Top: int16(x + ChunkSize*z)} }
+
+// TestDerivedColumns checks that Column and AllColumns read a chunk's
+// Summaries when it stores no columns, and give zero summaries for a chunk
+// with neither.
+func TestDerivedColumns(t *testing.T) {
+	c := &Chunk{Summaries: derivedColumns{}}
+	all := c.AllColumns()
+	for z := range ChunkSize {
+		for x := range ChunkSize {
+			want := int16(x + ChunkSize*z)
+			if got := c.Column(x, z).Top; got != want {
+				t.Fatalf("Column(%d, %d).Top = %d, want %d", x, z, got, want)
+			}
+			if got := all[z*ChunkSize+x].Top; got != want {
+				t.Fatalf("AllColumns()[%d].Top = %d, want %d", z*ChunkSize+x, got, want)
+			}
+		}
+	}
+	if got := (&Chunk{}).Column(3, 3); got != (Column{}) {
+		t.Errorf("a chunk without columns: Column = %+v, want zero", got)
 	}
 }
 

@@ -43,13 +43,13 @@ func (sineWorld) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, error)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ch := &world.Chunk{Pos: pos, MinY: -64, MaxY: 320}
+	ch := world.NewChunk(pos, -64, 320)
 	o := pos.Origin()
 	for z := range world.ChunkSize {
 		for x := range world.ChunkSize {
 			bx, bz := float64(o.X+int64(x)), float64(o.Z+int64(z))
 			top := 70 + 6*math.Sin(bx/40) + 4*math.Cos(bz/25)
-			*ch.Column(x, z) = world.Column{
+			ch.Columns[z*world.ChunkSize+x] = world.Column{
 				Top:    int16(math.Floor(top)),
 				Ground: grass,
 				Above:  [2]world.BlockID{world.Air, world.Air},

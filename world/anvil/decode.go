@@ -105,7 +105,7 @@ func (d *decoder) decode(b []byte, opts DecodeOptions) (*world.Chunk, Info, erro
 	if err := d.layout(); err != nil {
 		return nil, info, err
 	}
-	ch := &world.Chunk{Pos: info.Pos, MinY: int32(d.minY), MaxY: int32(d.maxY)}
+	ch := world.NewChunk(info.Pos, int32(d.minY), int32(d.maxY))
 	// Chunks saved before 1.9 have no DataVersion: ForDataVersion(0) is
 	// the 1.8 data.
 	ch.Data = blockdata.ForDataVersion(d.dataVersion)

@@ -189,3 +189,27 @@ func BenchmarkBlock(b *testing.B) {
 	}
 	_ = sink
 }
+
+// BenchmarkColumn measures deriving a column summary from a loaded chunk
+// (its tile cached): each op reads all 256 columns, as a map render or a
+// whole-chunk screening does; a landing check reads one or two.
+func BenchmarkColumn(b *testing.B) {
+	w, err := procworld.New(newGenerator(b), procworld.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := w.Load(context.Background(), benchChunks()[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sink int16
+	b.ReportAllocs()
+	for b.Loop() {
+		for z := range world.ChunkSize {
+			for x := range world.ChunkSize {
+				sink ^= c.Column(x, z).Top
+			}
+		}
+	}
+	_ = sink
+}

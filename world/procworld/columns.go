@@ -1,7 +1,6 @@
 package procworld
 
 import (
-	"github.com/rtpengine/rtp/geom"
 	"github.com/rtpengine/rtp/terrain"
 	"github.com/rtpengine/rtp/world"
 )
@@ -119,49 +118,6 @@ func floorY(e float32) int {
 	return i
 }
 
-// build fills c (and b, when not nil) with chunk pos's columns from t,
-// which holds them: t is a one-sample-per-block tile with a border of at
-// least one.
-func (w *World) build(t *grid, pos geom.Chunk, c *world.Chunk, b *blocks) {
-	c.Pos, c.MinY, c.MaxY = pos, MinY, MaxY
-	o := pos.Origin()
-	i0, j0 := int(o.X-t.originX), int(o.Z-t.originZ)
-	side, bd, res := t.side, t.border, t.res
-	d := chunkDecor{seed: w.seed, ox: o.X, oz: o.Z}
-	for z := range world.ChunkSize {
-		// The floors of this row and of its neighbours, the chunk's ring
-		// (in the tile or its border) included.
-		up := t.floors[(j0+bd+z-1)*side+i0+bd-1:]
-		row := t.floors[(j0+bd+z)*side+i0+bd-1:]
-		down := t.floors[(j0+bd+z+1)*side+i0+bd-1:]
-		for x := range world.ChunkSize {
-			i, j := i0+x, j0+z
-			k := j*res + i
-			s := site{
-				x:     o.X + int64(x),
-				z:     o.Z + int64(z),
-				floor: int(row[x+1]),
-				water: t.waterAt(k),
-				cover: t.cover[k],
-			}
-			for _, n := range [4]int16{row[x], row[x+2], up[x+1], down[x+1]} {
-				d := int(n) - s.floor
-				s.slope = max(s.slope, d, -d)
-			}
-			if s.cover == terrain.CoverVolcanic {
-				s.nearLava = lavaAround(t, i, j, x, z)
-			}
-			var p *profile
-			if b != nil {
-				p = &b.cols[z*world.ChunkSize+x]
-			}
-			col := c.Column(x, z)
-			w.column(&s, &d, z*world.ChunkSize+x, col, p)
-			col.Fluid = world.IsFluid(col.Ground)
-		}
-	}
-}
-
 // lavaAround reports whether any of the eight neighbours of sample (i, j),
 // chunk-local column (x, z), that lie in the same chunk is lava. Looking
 // only inside the chunk keeps a chunk independent of the tile grid.
@@ -181,9 +137,9 @@ func lavaAround(t *grid, i, j, x, z int) bool {
 	return false
 }
 
-// column turns s, chunk-local column i with decorations d, into col and,
-// when p is not nil, the block profile below the top.
-func (w *World) column(s *site, d *chunkDecor, i int, col *world.Column, p *profile) {
+// column turns s, a column with decorations dec (see packDecor), into col
+// and, when p is not nil, the block profile below the top.
+func (w *World) column(s *site, dec uint8, col *world.Column, p *profile) {
 	g := s.floor
 	col.Above = [2]world.BlockID{world.Air, world.Air}
 	wet := s.water != noWater
@@ -251,15 +207,15 @@ func (w *World) column(s *site, d *chunkDecor, i int, col *world.Column, p *prof
 			top, topDepth = gravel, 2
 		}
 		plants = false
-	case s.cover == terrain.CoverSwamp && d.swamp(i):
+	case s.cover == terrain.CoverSwamp && dec&decorSwamp != 0:
 		// A pool one block deep in the grass.
 		top, topDepth, under, underDepth = water, 1, mud, 2
 		plants = false
-	case s.cover == terrain.CoverSnow && d.powder(i):
+	case s.cover == terrain.CoverSnow && dec&decorPowder != 0:
 		top, topDepth, under, underDepth = powderSnowB, 3, world.Air, 0
 	case s.cover == terrain.CoverForest:
-		if t := d.tree(i); t.height > 0 && g+int(t.height) <= MaxY-1 {
-			w.treeColumn(g, int(t.height), t.trunk, col, p)
+		if h := int(dec & decorHeight); h > 0 && g+h <= MaxY-1 {
+			w.treeColumn(g, h, dec&decorTrunk != 0, col, p)
 			return
 		}
 	case s.cover == terrain.CoverDesert:

@@ -91,14 +91,22 @@
 // few cells that can reach it. Chunks are reproducible across runs,
 // platforms, tile sizes and load orders.
 //
-// # Blocks
+// # Chunks and blocks
+//
+// A loaded chunk stores no column summaries and no blocks. It keeps its
+// tile's grid (shared with the tile cache and the tile's other chunks),
+// its place in it and its decorations, a byte a column, and derives a
+// column's summary when asked (world.Chunk.Summaries): some 400 bytes a
+// chunk where stored summaries and block profiles took 9 KiB, for a
+// server that keeps a chunk resident for each of thousands of ready
+// places. Deriving a column costs about 0.1 µs (BenchmarkColumn); a
+// landing check reads one or two.
 //
 // Load's world.BlockReader computes blocks on demand from a profile of at
-// most four layers per column under the summary: dirt under grass, sand
-// and sandstone under sand, water down to a bed of sand, gravel, clay or
-// mud, lava over basalt, a canopy over air or an oak trunk over grass; then
-// stone, deepslate below y 0 and bedrock at MinY. A chunk holds 256 such
-// profiles (3.5 KiB: 14 bytes each, blocks named by a byte of the
-// world's palette) rather than 16x16x384 blocks, and linear or jump
-// vertical strategies find the ground under a canopy.
+// most four layers per column under the summary, derived with it: dirt
+// under grass, sand and sandstone under sand, water down to a bed of sand,
+// gravel, clay or mud, lava over basalt, a canopy over air or an oak trunk
+// over grass; then stone, deepslate below y 0 and bedrock at MinY. So
+// linear or jump vertical strategies find the ground under a canopy
+// without 16x16x384 blocks ever being stored.
 package procworld

@@ -53,7 +53,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println("build height", full.MinY, "to", full.MaxY)
-	fmt.Println("same columns:", full.Columns == sum.Columns)
+	fmt.Println("same columns:", *full.AllColumns() == *sum.AllColumns())
 	fmt.Println("standing on", full.Blocks.Block(x, y-1, z), "with", full.Blocks.Block(x, y, z), "at the feet")
 	// Output:
 	// build height -64 to 320

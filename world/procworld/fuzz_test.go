@@ -86,7 +86,7 @@ func FuzzChunk(f *testing.F) {
 			return
 		}
 		s, err := w.Summary(context.Background(), pos)
-		if err != nil || s.Columns != c.Columns {
+		if err != nil || *s.AllColumns() != *c.AllColumns() {
 			t.Fatalf("Summary = %v; want Load's columns", err)
 		}
 		checkColumns(t, c)

@@ -2,6 +2,7 @@ package procworld
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/rtpengine/rtp/terrain"
 )
@@ -78,4 +79,10 @@ func (g *grid) waterAt(k int) int16 {
 		return noWater
 	}
 	return g.water[k]
+}
+
+// memSize estimates the memory g holds.
+func (g *grid) memSize() int64 {
+	return int64(unsafe.Sizeof(*g)) + int64(2*len(g.floors)+2*len(g.water)) +
+		int64(len(g.cover))*int64(unsafe.Sizeof(terrain.Cover(0)))
 }

@@ -39,38 +39,27 @@ func lastPointer(t reflect.Type) uintptr {
 	return 0
 }
 
-// TestLoadedPointersFirst pins the layout of a loaded chunk: every pointer
-// in its first bytes, none behind its columns and profiles, so that the
-// garbage collector does not scan 10 KiB and more of each of the
-// thousands of chunks a busy server keeps resident.
-func TestLoadedPointersFirst(t *testing.T) {
-	size := unsafe.Sizeof(loaded{})
-	end := lastPointer(reflect.TypeFor[loaded]())
-	if end == 0 || end > 128 {
-		t.Errorf("a loaded chunk of %d bytes has pointers up to byte %d; want all in the first 128", size, end)
+// TestCompactChunk pins what a loaded chunk costs: a profile of 14 bytes
+// (it is derived per read, not kept), and a chunk that keeps no column
+// summaries or profiles, well under a kilobyte beside its share of the
+// tile (every ready place keeps one resident). It also checks the
+// helper: a pointer behind an array is found.
+func TestCompactChunk(t *testing.T) {
+	if got := unsafe.Sizeof(profile{}); got != 14 {
+		t.Errorf("a profile is %d bytes, want 14", got)
+	}
+	if got := unsafe.Sizeof(chunk{}); got > 512 {
+		t.Errorf("a loaded chunk is %d bytes, want at most 512", got)
 	}
 	if end := lastPointer(reflect.TypeFor[world.Chunk]()); end > 128 {
 		t.Errorf("world.Chunk has pointers up to byte %d; want all in the first 128", end)
 	}
-	// The helper itself: a pointer behind an array is found.
 	type tail struct {
 		Cols [64]int64
 		P    *int
 	}
 	if got, want := lastPointer(reflect.TypeFor[tail]()), unsafe.Sizeof(tail{}); got != want {
 		t.Errorf("lastPointer(tail) = %d, want %d", got, want)
-	}
-}
-
-// TestCompactProfiles pins what a loaded chunk costs: a profile of 14
-// bytes, and the whole chunk within a 10 KiB allocation (every ready place
-// keeps one resident).
-func TestCompactProfiles(t *testing.T) {
-	if got := unsafe.Sizeof(profile{}); got != 14 {
-		t.Errorf("a profile is %d bytes, want 14", got)
-	}
-	if got := unsafe.Sizeof(loaded{}); got > 10<<10 {
-		t.Errorf("a loaded chunk is %d bytes, want at most 10 KiB", got)
 	}
 }
 
@@ -94,16 +83,13 @@ func TestPalette(t *testing.T) {
 			t.Errorf("block %v is not in the palette (index %d)", b, i)
 		}
 	}
-	var l loaded
-	b := (*blocks)(&l)
-	col := l.chunk.Column(3, 5)
-	col.Top, col.Ground = 100, grassBlock
+	col := world.Column{Top: 100, Ground: grassBlock}
 	for i, want := range palette[1:] {
-		p := &l.cols[5*world.ChunkSize+3]
+		var p profile
 		other := palette[(i+2)%len(palette)]
 		p.set(layer{bottom: 90, block: other}, layer{bottom: 80, block: want}, layer{bottom: 70, block: other}, layer{bottom: 60, block: want})
 		for y, w := range map[int]world.BlockID{95: other, 85: want, 75: other, 65: want, 50: stone, -5: deepslate} {
-			if got := b.Block(3, y, 5); got != w {
+			if got := blockIn(&col, &p, y); got != w {
 				t.Fatalf("layers of %v: block at %d is %v, want %v", want, y, got, w)
 			}
 		}

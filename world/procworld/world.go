@@ -177,11 +177,7 @@ func (w *World) Load(ctx context.Context, pos geom.Chunk) (*world.Chunk, error) 
 	if err != nil {
 		return nil, err
 	}
-	l := new(loaded)
-	b := (*blocks)(l)
-	l.chunk.Blocks = b
-	w.build(t, pos, &l.chunk, b)
-	return &l.chunk, nil
+	return w.newChunk(t, pos, true), nil
 }
 
 // Summary implements world.Screener: the same column summaries as Load,
@@ -191,9 +187,7 @@ func (w *World) Summary(ctx context.Context, pos geom.Chunk) (*world.Chunk, erro
 	if err != nil {
 		return nil, err
 	}
-	c := new(world.Chunk)
-	w.build(t, pos, c, nil)
-	return c, nil
+	return w.newChunk(t, pos, false), nil
 }
 
 func (w *World) tile(ctx context.Context, pos geom.Chunk) (*grid, error) {

@@ -217,11 +217,11 @@ func TestLoadSummaryAgree(t *testing.T) {
 			full.MinY != procworld.MinY || full.MaxY != procworld.MaxY {
 			t.Fatalf("%v: Summary %v [%d, %d), Load %v [%d, %d)", f.pos, sum.Pos, sum.MinY, sum.MaxY, full.Pos, full.MinY, full.MaxY)
 		}
-		if sum.Columns != full.Columns {
+		if *sum.AllColumns() != *full.AllColumns() {
 			t.Fatalf("%v: Summary and Load columns differ", f.pos)
 		}
 		via, err := world.Summary(context.Background(), w, f.pos)
-		if err != nil || via.Blocks != nil || via.Columns != full.Columns {
+		if err != nil || via.Blocks != nil || *via.AllColumns() != *full.AllColumns() {
 			t.Fatalf("world.Summary(%v) = blocks %v, err %v; want the screener's summary", f.pos, via.Blocks, err)
 		}
 	}
@@ -231,7 +231,7 @@ func TestLoadSummaryAgree(t *testing.T) {
 // everywhere (and a little beyond).
 func sameChunk(t *testing.T, what string, a, b *world.Chunk) {
 	t.Helper()
-	if a.Pos != b.Pos || a.Columns != b.Columns {
+	if a.Pos != b.Pos || *a.AllColumns() != *b.AllColumns() {
 		t.Fatalf("%s: %v and %v columns differ", what, a.Pos, b.Pos)
 	}
 	for z := -1; z <= world.ChunkSize; z++ {
@@ -277,10 +277,10 @@ func TestDecorationsFollowSeed(t *testing.T) {
 	c := newWorld(t, &seededSource{fakeSource{tile: flat}, 0}, procworld.Options{})
 	pos := geom.Chunk{X: 3, Z: -9}
 	ca, cb, cc := load(t, a, pos), load(t, b, pos), load(t, c, pos)
-	if ca.Columns != cc.Columns {
+	if *ca.AllColumns() != *cc.AllColumns() {
 		t.Error("seed 0 and a source without procgen params decorate differently")
 	}
-	if ca.Columns == cb.Columns {
+	if *ca.AllColumns() == *cb.AllColumns() {
 		t.Error("seeds 0 and 1 decorate a forest identically")
 	}
 }
@@ -546,7 +546,7 @@ func TestArchive(t *testing.T) {
 	}
 	second := newWorld(t, a, procworld.Options{})
 	for i, f := range fixtures(t)[:4] {
-		if c := load(t, second, f.pos); c.Columns != chunks[i].Columns {
+		if c := load(t, second, f.pos); *c.AllColumns() != *chunks[i].AllColumns() {
 			t.Fatalf("%v: second world's columns differ", f.pos)
 		}
 	}
@@ -664,7 +664,7 @@ func TestWaterWithoutSurface(t *testing.T) {
 	}}
 	c := load(t, newWorld(t, src, procworld.Options{TileSize: 16}), geom.Chunk{X: 1, Z: 1})
 	want := biomes("ocean", "river", "rtp:lake")
-	for i, col := range c.Columns {
+	for i, col := range c.AllColumns() {
 		if col.Top != 62 || col.Ground != water || !col.Fluid || col.Biome != want[i%3] || col.Above != [2]world.BlockID{} {
 			t.Fatalf("column %d: %+v, want water at 62 in %v", i, col, want[i%3])
 		}
@@ -705,17 +705,18 @@ func TestSteepSoftGround(t *testing.T) {
 		steep := load(t, newWorld(t, ramp(3, cv), procworld.Options{TileSize: 16}), geom.Chunk{})
 		gentle := load(t, newWorld(t, ramp(1, cv), procworld.Options{TileSize: 16}), geom.Chunk{})
 		var gravels int
-		for i := range steep.Columns {
-			if g := steep.Columns[i].Ground; g != stone && g != gravel {
+		steepCols, gentleCols := steep.AllColumns(), gentle.AllColumns()
+		for i := range steepCols {
+			if g := steepCols[i].Ground; g != stone && g != gravel {
 				t.Fatalf("%v on a 3-block ramp: column %d is %v, want stone or gravel", cv, i, g)
 			} else if g == gravel {
 				gravels++
 			}
-			if g := gentle.Columns[i].Ground; g == stone || g == gravel {
+			if g := gentleCols[i].Ground; g == stone || g == gravel {
 				t.Fatalf("%v on a 1-block ramp: column %d is %v", cv, i, g)
 			}
 		}
-		if gravels == 0 || gravels == len(steep.Columns) {
+		if gravels == 0 || gravels == len(steepCols) {
 			t.Fatalf("%v on a 3-block ramp: %d gravel columns of 256, want a mix", cv, gravels)
 		}
 	}

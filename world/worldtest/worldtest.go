@@ -137,7 +137,7 @@ func Run(t *testing.T, open func(t *testing.T) Case) {
 			}
 			for i, ch := range got[w] {
 				j := (i + w) % len(c.Present)
-				if ch.Pos != want[j].Pos || ch.Columns != want[j].Columns {
+				if ch.Pos != want[j].Pos || *ch.AllColumns() != *want[j].AllColumns() {
 					t.Errorf("worker %d: concurrent Load(%v) differs from a sequential one", w, c.Present[j])
 				}
 			}
@@ -156,9 +156,10 @@ func Run(t *testing.T, open func(t *testing.T) Case) {
 				t.Errorf("Load(%v) = %v", pos, err)
 				continue
 			}
-			if sum.Pos != ch.Pos || sum.MinY != ch.MinY || sum.MaxY != ch.MaxY || sum.Columns != ch.Columns {
+			same := *sum.AllColumns() == *ch.AllColumns()
+			if sum.Pos != ch.Pos || sum.MinY != ch.MinY || sum.MaxY != ch.MaxY || !same {
 				t.Errorf("Summary(%v) differs from Load: position %v/%v, height %d..%d/%d..%d, same columns %t",
-					pos, sum.Pos, ch.Pos, sum.MinY, sum.MaxY, ch.MinY, ch.MaxY, sum.Columns == ch.Columns)
+					pos, sum.Pos, ch.Pos, sum.MinY, sum.MaxY, ch.MinY, ch.MaxY, same)
 			}
 		}
 	})
@@ -167,7 +168,7 @@ func Run(t *testing.T, open func(t *testing.T) Case) {
 		first := loadAll(t, c.Source, c.Present)
 		saved := make([][world.ChunkSize * world.ChunkSize]world.Column, len(first))
 		for i, ch := range first {
-			saved[i] = ch.Columns
+			saved[i] = *ch.AllColumns()
 		}
 		for range 2 {
 			loadAll(t, c.Source, c.Present)
@@ -176,7 +177,7 @@ func Run(t *testing.T, open func(t *testing.T) Case) {
 			}
 		}
 		for i, ch := range first {
-			if ch.Columns != saved[i] || ch.Pos != c.Present[i] {
+			if *ch.AllColumns() != saved[i] || ch.Pos != c.Present[i] {
 				t.Errorf("the chunk Load(%v) returned changed under later calls", c.Present[i])
 			}
 		}

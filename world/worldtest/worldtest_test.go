@@ -11,7 +11,7 @@ import (
 func TestSane(t *testing.T) {
 	pos := geom.Chunk{X: 2, Z: -3}
 	good := func() *world.Chunk {
-		ch := &world.Chunk{Pos: pos, MinY: -64, MaxY: 320}
+		ch := world.NewChunk(pos, -64, 320)
 		for i := range ch.Columns {
 			ch.Columns[i] = world.Column{Top: 70, Ground: world.Block("minecraft:stone")}
 		}
