@@ -20,28 +20,29 @@
 // The output does not depend on T: every column is a function of its own
 // sample, its four neighbours' elevations (in the tile or its border) and
 // its chunk's samples, never of where the tile ends. T sets the cost.
-// Measured with BenchmarkSummary (Load adds about 7 µs for the block
-// profiles), per chunk, on 2 shared cores, the fastest of 6 runs in one
-// session:
+// Measured with BenchmarkSummary (Load costs the same: neither builds
+// the columns, which a chunk derives when read, about 50 ns each), per
+// chunk, on 2 shared cores, one run (December 2026):
 //
 //	T     random chunk,     sweep (next      random chunk,    archive
 //	      warm archive      chunk)           archive miss     record
-//	16        20 µs            19 µs            0.6 ms          2.6 KB
-//	32        29 µs            15 µs            1.9 ms          9.7 KB
-//	64        85 µs            15 µs            7.2 ms           38 KB
-//	128      276 µs            16 µs             27 ms          150 KB
-//	256     1048 µs            18 µs            117 ms          594 KB
+//	16        14 µs            16 µs            0.4 ms          2.6 KB
+//	32        30 µs             9 µs            1.5 ms          9.7 KB
+//	64        87 µs             7 µs            5.8 ms           38 KB
+//	128      307 µs             6 µs             24 ms          150 KB
+//	256     1251 µs             6 µs            102 ms          594 KB
 //
 // "Random chunk, warm archive": every chunk on a different tile, read from
 // an archive over a memory store; "sweep": chunks in row order, one archive
 // read per T*T/256 chunks; "archive miss": the tile is generated (drainage
-// cells warm). Turning a tile's samples into a chunk alone costs 12 µs
-// (19 µs with blocks): the sweep figure.
+// cells warm). Making a chunk of a cached tile costs 1.5 µs
+// (BenchmarkSummary/cached): the rest of the sweep figure is the tile's
+// read, shared by its chunks.
 //
 // DefaultTileSize is 64. Screening draws chunks at random over a region,
-// so the random-chunk columns decide. A warm read at 64 costs about seven
-// times the chunk's own synthesis (256: 85 times) and a miss generates 16
-// chunks' worth of samples (256: 256 chunks' worth, a tenth of a second for
+// so the random-chunk columns decide. A warm read at 64 costs about six
+// times a tile of 16 (256: 90 times) and a miss generates 16 chunks'
+// worth of samples (256: 256 chunks' worth, a tenth of a second for
 // a chunk nobody may ask for twice). Smaller tiles read faster but put one
 // archive record on every 1 to 4 chunks: the default archive limits
 // (65,536 records, 4 GiB) hold about a million chunks at 64 (a 16384-block
@@ -99,7 +100,7 @@
 // column's summary when asked (world.Chunk.Summaries): some 400 bytes a
 // chunk where stored summaries and block profiles took 9 KiB, for a
 // server that keeps a chunk resident for each of thousands of ready
-// places. Deriving a column costs about 0.1 µs (BenchmarkColumn); a
+// places. Deriving a column costs about 50 ns (BenchmarkColumn); a
 // landing check reads one or two.
 //
 // Load's world.BlockReader computes blocks on demand from a profile of at
