@@ -224,9 +224,17 @@ func analyze(rd io.Reader, minWait, skip time.Duration) (*result, error) {
 		}
 		from, to := st.Goroutine()
 		if x.kind == "http" && from == trace.GoRunning && to == trace.GoWaiting {
+			// A wait for a request has no site: it must clear the last
+			// block's, or that block would be counted again, from its
+			// start, when the request comes.
+			x.blocked, x.site = 0, ""
 			if site := blockSite(st.Reason, st.Stack); site != "" {
 				x.blocked, x.site = now, site
 			}
+		}
+		if from == trace.GoWaiting && x.blocked != 0 && !counting() {
+			// Blocked and woken before the measured stretch.
+			x.blocked = 0
 		}
 		if from == trace.GoWaiting && x.blocked != 0 && counting() {
 			d := int64(now - x.blocked)
