@@ -172,14 +172,7 @@ func stats(b *testing.B, a *archive.Archive) archive.Stats {
 // BenchmarkBlock measures the synthesised BlockReader over a whole column
 // scan, as a linear vertical strategy reads it.
 func BenchmarkBlock(b *testing.B) {
-	w, err := procworld.New(newGenerator(b), procworld.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := w.Load(context.Background(), benchChunks()[0])
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := benchLoaded(b)
 	var sink world.BlockID
 	b.ReportAllocs()
 	for b.Loop() {
@@ -194,14 +187,7 @@ func BenchmarkBlock(b *testing.B) {
 // (its tile cached): each op reads all 256 columns, as a map render or a
 // whole-chunk screening does; a landing check reads one or two.
 func BenchmarkColumn(b *testing.B) {
-	w, err := procworld.New(newGenerator(b), procworld.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := w.Load(context.Background(), benchChunks()[0])
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := benchLoaded(b)
 	var sink int16
 	b.ReportAllocs()
 	for b.Loop() {
@@ -212,4 +198,19 @@ func BenchmarkColumn(b *testing.B) {
 		}
 	}
 	_ = sink
+}
+
+// benchLoaded returns the first benchmark chunk, loaded from a world of
+// the default generator (its tile then cached).
+func benchLoaded(b *testing.B) *world.Chunk {
+	b.Helper()
+	w, err := procworld.New(newGenerator(b), procworld.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := w.Load(context.Background(), benchChunks()[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
 }
