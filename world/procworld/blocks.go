@@ -3,6 +3,7 @@ package procworld
 import (
 	"math"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/rtpengine/rtp/geom"
@@ -108,6 +109,11 @@ type chunk struct {
 	c world.Chunk
 	w *World
 	g *grid
+	// last is the column Block derived last: a vertical search reads
+	// one column's blocks y by y, and deriving the column for each would
+	// cost its scan eight times as much. Readers on several goroutines
+	// may replace it in turn; each value is immutable.
+	last atomic.Pointer[lastColumn]
 	// i0 and j0 are the interior sample of the grid under the chunk's
 	// column (0, 0).
 	i0, j0 int
@@ -223,10 +229,20 @@ func (ch *chunk) Block(x, y, z int) world.BlockID {
 	if uint(x) >= world.ChunkSize || uint(z) >= world.ChunkSize || y < MinY || y >= MaxY {
 		return world.Air
 	}
-	var col world.Column
-	var p profile
-	ch.derive(x, z, &col, &p)
-	return blockIn(&col, &p, y)
+	l := ch.last.Load()
+	if l == nil || l.x != x || l.z != z {
+		l = &lastColumn{x: x, z: z}
+		ch.derive(x, z, &l.col, &l.p)
+		ch.last.Store(l)
+	}
+	return blockIn(&l.col, &l.p, y)
+}
+
+// lastColumn is one derived column of a chunk, summary and profile.
+type lastColumn struct {
+	x, z int
+	col  world.Column
+	p    profile
 }
 
 // blockIn returns the block at y, MinY <= y < MaxY, of a column with
@@ -258,7 +274,7 @@ func blockIn(col *world.Column, p *profile, y int) world.BlockID {
 // (counted by world.Chunk.MemSize) and its share of the tile's grid, which
 // the tile's chunks hold together.
 func (ch *chunk) MemSize() int64 {
-	n := int64(unsafe.Sizeof(*ch) - unsafe.Sizeof(ch.c))
+	n := int64(unsafe.Sizeof(*ch)-unsafe.Sizeof(ch.c)) + int64(unsafe.Sizeof(lastColumn{}))
 	per := max(int64(ch.g.res/world.ChunkSize), 1)
 	return n + ch.g.memSize()/(per*per)
 }

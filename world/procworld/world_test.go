@@ -3,9 +3,11 @@ package procworld_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rtpengine/rtp/geom"
@@ -718,6 +720,61 @@ func TestSteepSoftGround(t *testing.T) {
 		}
 		if gravels == 0 || gravels == len(steepCols) {
 			t.Fatalf("%v on a 3-block ramp: %d gravel columns of 256, want a mix", cv, gravels)
+		}
+	}
+}
+
+// TestBlocksInAnyOrder reads every block of every fixture chunk three
+// ways and wants the same blocks: each column from a chunk loaded for it
+// alone, y by y across all columns (every read a different
+// column from the last), and from goroutines that each read a share of the
+// columns in that interleaved order from one shared chunk at once. A
+// block that came from the wrong column's derivation, or a race between
+// readers, fails it (run it with -race).
+func TestBlocksInAnyOrder(t *testing.T) {
+	w := newWorld(t, sharedGenerator(t), procworld.Options{})
+	const height = procworld.MaxY - procworld.MinY
+	for _, f := range fixtures(t) {
+		var want [world.ChunkSize * world.ChunkSize][height]world.BlockID
+		for i := range want {
+			byColumn := load(t, w, f.pos).Blocks // a chunk that read no other column
+			for y := range height {
+				want[i][y] = byColumn.Block(i%world.ChunkSize, procworld.MinY+y, i/world.ChunkSize)
+			}
+		}
+		// Across the columns x outer, z inner, so that one read after
+		// another changes only z (the readers below change x).
+		across := load(t, w, f.pos).Blocks
+		for y := range height {
+			for j := range want {
+				x, z := j/world.ChunkSize, j%world.ChunkSize
+				i := z*world.ChunkSize + x
+				if got := across.Block(x, procworld.MinY+y, z); got != want[i][y] {
+					t.Fatalf("%v column %d, y %d: %v read across columns, %v read column by column", f.pos, i, procworld.MinY+y, got, want[i][y])
+				}
+			}
+		}
+		shared := load(t, w, f.pos).Blocks
+		const readers = 4
+		var wg sync.WaitGroup
+		errs := make([]string, readers)
+		for r := range readers {
+			wg.Go(func() {
+				for y := range height {
+					for i := r; i < len(want); i += readers {
+						if got := shared.Block(i%world.ChunkSize, procworld.MinY+y, i/world.ChunkSize); got != want[i][y] {
+							errs[r] = fmt.Sprintf("column %d, y %d: %v read concurrently, %v alone", i, procworld.MinY+y, got, want[i][y])
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		for r, e := range errs {
+			if e != "" {
+				t.Errorf("%v reader %d: %s", f.pos, r, e)
+			}
 		}
 	}
 }
