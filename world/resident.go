@@ -179,7 +179,7 @@ func (c *Chunk) MemSize() int64 {
 	if s, ok := c.Blocks.(Sizer); ok {
 		n += s.MemSize()
 	}
-	if s, ok := c.Summaries.(Sizer); ok && (c.Blocks == nil || any(c.Blocks) != any(c.Summaries)) {
+	if s, ok := c.Summaries.(Sizer); ok && any(c.Blocks) != any(c.Summaries) {
 		n += s.MemSize()
 	}
 	return n

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 
 	"go.uber.org/goleak"
 
@@ -73,6 +74,38 @@ type sizedBlocks int64
 
 func (sizedBlocks) Block(x, y, z int) BlockID { return Air }
 func (b sizedBlocks) MemSize() int64          { return int64(b) }
+
+// sizedDerived is a ColumnReader and BlockReader that knows its size, as
+// a procedural chunk is both at once.
+type sizedDerived int64
+
+func (sizedDerived) Block(x, y, z int) BlockID { return Air }
+func (sizedDerived) Column(x, z int) Column    { return Column{} }
+func (d sizedDerived) MemSize() int64          { return int64(d) }
+
+// TestChunkMemSize: a chunk counts its head, its stored columns, and
+// each Sizer it reads through, a value that is both its block reader and
+// its column reader once.
+func TestChunkMemSize(t *testing.T) {
+	head := int64(unsafe.Sizeof(Chunk{}))
+	cols := int64(unsafe.Sizeof([ChunkSize * ChunkSize]Column{}))
+	for _, tc := range []struct {
+		name string
+		c    *Chunk
+		want int64
+	}{
+		{"bare", &Chunk{}, head},
+		{"stored", NewChunk(geom.Chunk{}, 0, 256), head + cols},
+		{"stored with blocks", func() *Chunk { c := NewChunk(geom.Chunk{}, 0, 256); c.Blocks = sizedBlocks(1000); return c }(), head + cols + 1000},
+		{"derived summaries only", &Chunk{Summaries: sizedDerived(300)}, head + 300},
+		{"derived, one value for both", func() *Chunk { d := sizedDerived(300); return &Chunk{Blocks: d, Summaries: d} }(), head + 300},
+		{"derived, two values", &Chunk{Blocks: sizedBlocks(1000), Summaries: sizedDerived(300)}, head + 1300},
+	} {
+		if got := tc.c.MemSize(); got != tc.want {
+			t.Errorf("%s: MemSize = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
 
 func (f *fakeSource) Load(ctx context.Context, pos geom.Chunk) (*Chunk, error) {
 	n := f.loading.Add(1)

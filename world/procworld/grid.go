@@ -8,7 +8,7 @@ import (
 )
 
 // A World keeps its tiles as grids: what building a chunk reads of a
-// terrain.Tile, in whole blocks. build floors every elevation and water
+// terrain.Tile, in whole blocks. A chunk floors every elevation and water
 // surface it reads (floorY) and looks at nothing else of them, so a grid
 // keeps the floors, two bytes a sample instead of four, and no water
 // surfaces at all for a tile that is dry everywhere (about a third of an
@@ -16,7 +16,7 @@ import (
 // without, against the decoded tile's 37: the load-test configuration
 // keeps a region's 3,300 tiles in memory, and that is some 65 MiB less
 // heap for the collector to mark and the host to map. Chunks come out
-// identical: the floors are the ones build computed before.
+// identical: the floors are the ones a chunk computed from the tile.
 
 // noWater marks a dry sample of grid.water. floorY's results lie in
 // [MinY, MaxY-1], so no water surface floors to it.
