@@ -545,13 +545,13 @@ func nthRequest(i int) terrain.Request {
 	return req
 }
 
-// requestTiles asks a for the first n tiles of nthRequest, each on a
+// requestTiles asks a for tiles from to from+n-1 of nthRequest, each on a
 // goroutine of its own, and returns the channel their errors arrive on.
-func requestTiles(t *testing.T, a *archive.Archive, n int) <-chan error {
+func requestTiles(t *testing.T, a *archive.Archive, from, n int) <-chan error {
 	done := make(chan error, n)
 	for i := range n {
 		go func() {
-			_, err := a.Tile(t.Context(), nthRequest(i))
+			_, err := a.Tile(t.Context(), nthRequest(from+i))
 			done <- err
 		}()
 	}
@@ -599,20 +599,28 @@ func TestWaitForRoomKeepsEveryWrite(t *testing.T) {
 		store, release := stuckPuts()
 		opts := waitForRoomOptions()
 		a := wrap(t, src, store, opts)
-		const n = 4
-		done := requestTiles(t, a, n)
+		unstick := sync.OnceFunc(func() { close(release) })
+		t.Cleanup(unstick) // runs before wrap's Close, even on failure
+		// Write 1 first, alone, so that the writer has taken it into the
+		// stuck Put before the others come: otherwise write 1 may still
+		// fill the queue when the next generations try to enqueue.
+		tileOK(t, a, nthRequest(0))
 		synctest.Wait()
-		// Write 1 is in the stuck Put and write 2 fills the queue: two
-		// generations wait for room, none was dropped or delivered.
-		if len(done) != 2 {
-			t.Fatalf("%d tiles delivered while the writer was stuck, want 2 (the two queued)", len(done))
+		const n = 4
+		done := requestTiles(t, a, 1, n-1)
+		synctest.Wait()
+		// Write 1 is in the stuck Put and one of the next three fills the
+		// queue: the other two generations wait for room, none was dropped
+		// or delivered.
+		if len(done) != 1 {
+			t.Fatalf("%d of the later tiles delivered while the writer was stuck, want 1 (the one queued)", len(done))
 		}
 		st := stats(t, a)
 		if st.DroppedWrites != 0 || st.WaitedWrites < 2 || st.Generations != n {
 			t.Fatalf("Stats = %+v, want 0 dropped, at least 2 waits and %d generations", st, n)
 		}
-		close(release)
-		for range n {
+		unstick()
+		for range n - 1 {
 			if err := <-done; err != nil {
 				t.Fatalf("Tile = %v", err)
 			}
@@ -636,7 +644,7 @@ func TestWaitForRoomEndsAtClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		done := requestTiles(t, a, 3)
+		done := requestTiles(t, a, 0, 3)
 		synctest.Wait()
 		closed := make(chan error, 1)
 		go func() { closed <- a.Close(t.Context()) }()
