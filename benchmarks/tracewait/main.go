@@ -232,22 +232,21 @@ func analyze(rd io.Reader, minWait, skip time.Duration) (*result, error) {
 				x.blocked, x.site = now, site
 			}
 		}
-		if from == trace.GoWaiting && x.blocked != 0 && !counting() {
-			// Blocked and woken before the measured stretch.
-			x.blocked = 0
-		}
-		if from == trace.GoWaiting && x.blocked != 0 && counting() {
-			d := int64(now - x.blocked)
-			b := res.blocks[x.site]
-			if b == nil {
-				b = &blockSum{}
-				res.blocks[x.site] = b
-			}
-			b.n++
-			b.sum += d
-			b.max = max(b.max, d)
-			if d > int64(minWait) {
-				b.over++
+		if from == trace.GoWaiting && x.blocked != 0 {
+			// A block woken before the measured stretch is not counted.
+			if counting() {
+				d := int64(now - x.blocked)
+				b := res.blocks[x.site]
+				if b == nil {
+					b = &blockSum{}
+					res.blocks[x.site] = b
+				}
+				b.n++
+				b.sum += d
+				b.max = max(b.max, d)
+				if d > int64(minWait) {
+					b.over++
+				}
 			}
 			x.blocked = 0
 		}
