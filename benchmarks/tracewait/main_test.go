@@ -57,8 +57,8 @@ func TestBlockBeforeSkipNotCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for site, b := range res.blocks {
-		if strings.Contains(site, "Mutex") && b.max > int64(100*time.Millisecond) {
-			t.Errorf("%s: a block of %v counted; the only one ended before the measured stretch", site, time.Duration(b.max))
+		if strings.Contains(site, "Mutex") && b.n > 0 {
+			t.Errorf("%s: %d blocks counted, longest %v; the only one ended before the measured stretch", site, b.n, time.Duration(b.max))
 		}
 	}
 	if len(res.waits) == 0 {
