@@ -265,3 +265,40 @@ func TestPausedTakeStartsNothing(t *testing.T) {
 		t.Fatalf("after a pulse the sink holds %d of %d", g.Len(), g.Cap())
 	}
 }
+
+// TestKickDuringRefillRuns: a kick that finds the refill busy leaves its
+// round to the holder (kick never blocks), so the holder must run it once
+// it lets go. Requests take two places while the test holds the refill as
+// a pulse's round does; once it lets go, the sink is refilled without
+// another pulse.
+func TestKickDuringRefillRuns(t *testing.T) {
+	e := newEnv(t, envConfig{opts: func(o *Options) { o.General = SinkConfig{Capacity: 4} }})
+	defer e.shutdown()
+	g := e.p.General()
+	g.SetCapacity(0)
+	e.fill(20, func() bool { return e.p.cold.Len() >= 8 })
+	g.SetCapacity(4)
+	e.fill(5, func() bool { return g.Len() == 4 })
+
+	ctx := context.Background()
+	// Errors, not Fatal, inside: f runs holding refillMu.
+	e.p.underRefill(func() {
+		for range 2 {
+			h, _, err := e.p.Take(ctx, Request{Player: "p"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			h.Close()
+		}
+		if n := g.Len(); n != 2 {
+			t.Errorf("the sink holds %d after two takes, want 2", n)
+		}
+	})
+	if err := e.p.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := g.Len(); n != 4 {
+		t.Fatalf("the sink holds %d of 4 after the refill let go: the kicks that found it busy were lost", n)
+	}
+}
